@@ -1,0 +1,11 @@
+//! Tensorscope: look inside safetensors and GGUF checkpoints by reading only their headers.
+//!
+//! The [`engine`] is platform-free and sans-IO; the browser I/O layer and the Leptos UI
+//! are thin layers over it, compiled for wasm32 only.
+
+pub mod engine;
+
+#[cfg(target_arch = "wasm32")]
+pub mod io;
+#[cfg(target_arch = "wasm32")]
+pub mod ui;

@@ -1,0 +1,13 @@
+//! Browser entry point: install the panic hook and mount the viewer.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(tensorscope::ui::App);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("tensorscope-web is the browser build; run `tensorscope` for the command line");
+    std::process::exit(2);
+}
