@@ -5,6 +5,9 @@
 
 pub mod engine;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
+
 #[cfg(target_arch = "wasm32")]
 pub mod io;
 #[cfg(target_arch = "wasm32")]

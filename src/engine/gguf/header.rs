@@ -1,0 +1,905 @@
+//! The GGUF header decoder: a resumable state machine over key/values and tensor infos.
+//!
+//! Every count and length is checked against the bytes left in the file before anything is
+//! read or allocated. Items are parsed whole; big arrays keep their length, first items and
+//! byte span; fixed-size array items past the kept ones are skipped without being read.
+
+use std::collections::HashSet;
+
+use super::reader::{Reader, Short};
+use super::rules;
+use super::value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};
+use super::GgmlType;
+use crate::engine::findings::Finding;
+use crate::engine::range::ByteRange;
+use crate::engine::step::{Decoder, FeedError, Step, Window};
+
+/// `general.alignment` when a file does not set it.
+pub const DEFAULT_ALIGNMENT: u64 = 32;
+/// ggml's `GGML_MAX_DIMS`.
+pub const MAX_DIMS: u32 = 4;
+/// ggml's `GGML_MAX_NAME`: a tensor name must be shorter, to fit with its NUL.
+pub const MAX_NAME_BYTES: u64 = 64;
+/// Longest string value read (chat templates, embedded tokenizer JSON).
+pub const MAX_STRING_BYTES: u64 = 64 << 20;
+/// Longest key read.
+pub const MAX_KEY_BYTES: u64 = 1 << 16;
+/// Deepest nesting of arrays read.
+pub const MAX_ARRAY_DEPTH: usize = 8;
+/// Bytes read ahead of the item being parsed.
+const READ_AHEAD: u64 = 64 << 10;
+
+/// The smallest encodings, for checking counts against the bytes left.
+const MIN_KV_BYTES: u64 = 8 + 4 + 1;
+const MIN_TENSOR_INFO_BYTES: u64 = 8 + 4 + 4 + 8;
+
+/// One tensor info as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorInfo {
+    pub name: String,
+    pub ggml_type: GgmlType,
+    /// ggml `ne` order, innermost first.
+    pub ne: Vec<u64>,
+    /// Offset relative to the data section.
+    pub rel_offset: u64,
+    /// Bytes of data, when the type and shape define it.
+    pub nbytes: Option<u64>,
+}
+
+/// What a GGUF header says, with every rule it breaks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Header {
+    pub file_len: u64,
+    /// 0 when the magic was not read.
+    pub version: u32,
+    pub big_endian: bool,
+    pub alignment: u64,
+    /// Keys in file order (duplicates dropped after the first).
+    pub metadata: Vec<(String, Value)>,
+    pub tensors: Vec<TensorInfo>,
+    /// Declared counts.
+    pub tensor_count: u64,
+    pub kv_count: u64,
+    /// Absolute offset of the data section, when the header was read to its end.
+    pub data_start: Option<u64>,
+    pub findings: Vec<Finding>,
+}
+
+impl Header {
+    /// The value stored under `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Absolute offset of tensor `t`'s data, when the data section was located.
+    pub fn abs_offset(&self, t: &TensorInfo) -> Option<u64> {
+        self.data_start?.checked_add(t.rel_offset)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    Preamble,
+    Counts,
+    KeyValue,
+    ArrayItems,
+    TensorInfo,
+    Done,
+}
+
+/// An array being read: its items so far.
+struct Frame {
+    item_type: ValueType,
+    len: u64,
+    read: u64,
+    items: Vec<Value>,
+    start: u64,
+}
+
+/// Why parsing stopped early: a finding, after which nothing more can be trusted.
+struct Stop(Finding);
+
+enum Outcome {
+    Progress,
+    Short(Short),
+    Stop(Stop),
+}
+
+impl From<Short> for Outcome {
+    fn from(s: Short) -> Self {
+        Outcome::Short(s)
+    }
+}
+
+impl From<Stop> for Outcome {
+    fn from(s: Stop) -> Self {
+        Outcome::Stop(s)
+    }
+}
+
+/// Decodes the header of one GGUF file of `file_len` bytes.
+pub struct HeaderDecoder {
+    window: Window,
+    state: State,
+    out: Header,
+    kvs_read: u64,
+    tensors_read: u64,
+    frames: Vec<Frame>,
+    pending_key: Option<String>,
+    keys: HashSet<String>,
+    names: HashSet<String>,
+    /// Don't retry the current item until the window reaches this offset.
+    wait_until: u64,
+}
+
+impl HeaderDecoder {
+    pub fn new(file_len: u64) -> Self {
+        HeaderDecoder {
+            window: Window::new(0),
+            state: State::Preamble,
+            out: Header {
+                file_len,
+                alignment: DEFAULT_ALIGNMENT,
+                ..Header::default()
+            },
+            kvs_read: 0,
+            tensors_read: 0,
+            frames: Vec::new(),
+            pending_key: None,
+            keys: HashSet::new(),
+            names: HashSet::new(),
+            wait_until: 0,
+        }
+    }
+
+    fn pos(&self) -> u64 {
+        self.window.base()
+    }
+
+    fn left(&self) -> u64 {
+        self.out.file_len.saturating_sub(self.pos())
+    }
+
+    fn finish(&mut self) {
+        self.state = State::Done;
+        self.window = Window::new(self.pos());
+        self.frames.clear();
+    }
+
+    fn stop(&mut self, finding: Finding) {
+        self.out.findings.push(finding);
+        self.finish();
+    }
+
+    /// Try to parse the next item from the buffered bytes.
+    fn advance(&mut self) -> Outcome {
+        match self.state {
+            State::Preamble => self.preamble(),
+            State::Counts => self.counts(),
+            State::KeyValue => self.key_value(),
+            State::ArrayItems => self.array_items(),
+            State::TensorInfo => self.tensor_info(),
+            State::Done => Outcome::Progress,
+        }
+    }
+
+    fn reader(&self) -> Reader<'_> {
+        Reader::new(self.window.bytes(), self.out.big_endian)
+    }
+
+    fn preamble(&mut self) -> Outcome {
+        let mut r = self.reader();
+        let magic = match r.take(4) {
+            Ok(m) => m,
+            Err(s) => return s.into(),
+        };
+        if magic != b"GGUF" {
+            return Stop(Finding::error(
+                rules::BAD_MAGIC,
+                format!("file does not start with the GGUF magic (found {magic:02x?})"),
+            ))
+            .into();
+        }
+        let raw = match r.take(4) {
+            Ok(v) => u32::from_le_bytes(v.try_into().expect("4 bytes")),
+            Err(s) => return s.into(),
+        };
+        let (version, big) = match raw {
+            v if v & 0xffff != 0 => (v, false),
+            v => (v.swap_bytes(), true),
+        };
+        self.out.version = version;
+        self.out.big_endian = big;
+        match version {
+            2 | 3 => {}
+            1 => return Stop(Finding::error(
+                rules::UNSUPPORTED_VERSION,
+                "GGUF version 1 (u32 counts and lengths, before August 2023) is recognised but \
+                     not supported by current readers; convert the file",
+            ))
+            .into(),
+            v => {
+                return Stop(Finding::error(
+                    rules::UNSUPPORTED_VERSION,
+                    format!("GGUF version {v} is not one of the supported versions 2 and 3"),
+                ))
+                .into()
+            }
+        }
+        self.window.consume(8);
+        self.state = State::Counts;
+        Outcome::Progress
+    }
+
+    fn counts(&mut self) -> Outcome {
+        let mut r = self.reader();
+        let (tensors, kvs) = match (r.u64(), r.u64()) {
+            (Ok(t), Ok(k)) => (t, k),
+            (Err(s), _) | (_, Err(s)) => return s.into(),
+        };
+        self.out.tensor_count = tensors;
+        self.out.kv_count = kvs;
+        self.window.consume(24);
+        let min = tensors
+            .checked_mul(MIN_TENSOR_INFO_BYTES)
+            .and_then(|t| kvs.checked_mul(MIN_KV_BYTES).and_then(|k| k.checked_add(t)));
+        if min.is_none_or(|m| m > self.left()) {
+            return Stop(Finding::error(
+                rules::COUNT_EXCEEDS_FILE,
+                format!(
+                    "header declares {tensors} tensors and {kvs} key/values, more than the \
+                     {} bytes after offset 24 can hold",
+                    self.left()
+                ),
+            ))
+            .into();
+        }
+        self.state = State::KeyValue;
+        Outcome::Progress
+    }
+
+    fn key_value(&mut self) -> Outcome {
+        if self.kvs_read == self.out.kv_count {
+            self.state = State::TensorInfo;
+            return self.alignment_rule();
+        }
+        let start = self.pos();
+        let big = self.out.big_endian;
+        let left = self.left();
+        let mut r = Reader::new(self.window.bytes(), big);
+        let key = match r.string_bytes("key", MAX_KEY_BYTES.min(left)) {
+            Ok(k) => k,
+            Err(s) => return self.short_or_stop(s, start),
+        };
+        let type_id = match r.u32() {
+            Ok(t) => t,
+            Err(s) => return s.into(),
+        };
+        let key_text = text(key, start, "key", &mut self.out.findings);
+        let Some(vt) = ValueType::from_id(type_id) else {
+            return Stop(Finding::error(
+                rules::BAD_VALUE_TYPE,
+                format!("key '{key_text}' at offset {start} has value type {type_id}, not one of the 13 GGUF types"),
+            ))
+            .into();
+        };
+        let value = if vt == ValueType::Array {
+            match self.array_head(
+                &mut Reader::new(&self.window.bytes()[r.pos() as usize..], big),
+                start + r.pos(),
+            ) {
+                Ok(frame) => {
+                    let used = r.pos() + 12;
+                    self.frames.push(frame);
+                    self.pending_key = Some(key_text);
+                    self.kvs_read += 1;
+                    self.window.consume(start + used);
+                    self.frames.last_mut().expect("just pushed").start = start + used;
+                    self.state = State::ArrayItems;
+                    return Outcome::Progress;
+                }
+                Err(Outcome::Short(Short::Need(n))) => return Short::Need(r.pos() + n).into(),
+                Err(o) => return o,
+            }
+        } else {
+            match scalar(&mut r, vt, start, self.out.file_len, &mut self.out.findings) {
+                Ok(v) => v,
+                Err(o) => return o,
+            }
+        };
+        let used = r.pos();
+        self.kvs_read += 1;
+        self.window.consume(start + used);
+        self.push_kv(key_text, value, start);
+        Outcome::Progress
+    }
+
+    /// Read an array's item type and count, checked against the bytes left.
+    fn array_head(&self, r: &mut Reader<'_>, at: u64) -> Result<Frame, Outcome> {
+        let item_id = r.u32().map_err(Outcome::from)?;
+        let len = r.u64().map_err(Outcome::from)?;
+        let Some(item_type) = ValueType::from_id(item_id) else {
+            return Err(Stop(Finding::error(
+                rules::BAD_VALUE_TYPE,
+                format!(
+                    "array at offset {at} has item type {item_id}, not one of the 13 GGUF types"
+                ),
+            ))
+            .into());
+        };
+        if item_type == ValueType::Array && self.frames.len() + 1 >= MAX_ARRAY_DEPTH {
+            return Err(Stop(Finding::error(
+                rules::ARRAY_TOO_DEEP,
+                format!("arrays nested deeper than {MAX_ARRAY_DEPTH} at offset {at}"),
+            ))
+            .into());
+        }
+        let min_item = item_type
+            .fixed_bytes()
+            .unwrap_or(if item_type == ValueType::String {
+                8
+            } else {
+                12
+            });
+        let left = self.out.file_len.saturating_sub(at + 12);
+        if len.checked_mul(min_item).is_none_or(|b| b > left) {
+            return Err(Stop(Finding::error(
+                rules::COUNT_EXCEEDS_FILE,
+                format!(
+                    "array at offset {at} declares {len} {} items, more than the {left} bytes left can hold",
+                    item_type.name()
+                ),
+            ))
+            .into());
+        }
+        Ok(Frame {
+            item_type,
+            len,
+            read: 0,
+            items: Vec::new(),
+            start: at + 12,
+        })
+    }
+
+    fn short_or_stop(&self, s: Short, at: u64) -> Outcome {
+        short_or_stop(self.out.file_len, s, at)
+    }
+
+    fn push_kv(&mut self, key: String, value: Value, at: u64) {
+        if !self.keys.insert(key.clone()) {
+            self.out.findings.push(Finding::error(
+                rules::DUPLICATE_KEY,
+                format!("key '{key}' at offset {at} appears more than once; the first is kept"),
+            ));
+            return;
+        }
+        self.out.metadata.push((key, value));
+    }
+
+    fn array_items(&mut self) -> Outcome {
+        let start = self.pos();
+        let frame = self.frames.last_mut().expect("array state has a frame");
+        if frame.read == frame.len {
+            let frame = self.frames.pop().expect("checked above");
+            let array = Value::Array(Array {
+                item_type: frame.item_type,
+                len: frame.len,
+                items: frame.items,
+                span: ByteRange::new(frame.start, start),
+            });
+            match self.frames.last_mut() {
+                Some(parent) => {
+                    if parent.items.len() < ARRAY_ITEMS_KEPT {
+                        parent.items.push(array);
+                    }
+                    parent.read += 1;
+                }
+                None => {
+                    self.state = State::KeyValue;
+                    let key = self
+                        .pending_key
+                        .take()
+                        .expect("a top-level array has a key");
+                    let at = self.pos();
+                    self.push_kv(key, array, at);
+                }
+            }
+            return Outcome::Progress;
+        }
+        let item_type = frame.item_type;
+        if let (Some(size), true) = (
+            item_type.fixed_bytes(),
+            frame.items.len() >= ARRAY_ITEMS_KEPT,
+        ) {
+            // Past the kept items, fixed-size items are skipped unread.
+            let skip = (frame.len - frame.read) * size; // checked against the file in array_head
+            frame.read = frame.len;
+            self.window.consume(start + skip);
+            return Outcome::Progress;
+        }
+        let big = self.out.big_endian;
+        let bytes = self.window.bytes();
+        if item_type == ValueType::Array {
+            let mut r = Reader::new(bytes, big);
+            return match self.array_head(&mut r, start) {
+                Ok(frame) => {
+                    self.window.consume(start + 12);
+                    self.frames.push(frame);
+                    Outcome::Progress
+                }
+                Err(o) => o,
+            };
+        }
+        // Read as many items as the window holds, in one go.
+        let file_len = self.out.file_len;
+        let frame = self.frames.last().expect("array state has a frame");
+        let mut r = Reader::new(bytes, big);
+        let mut done = 0u64;
+        let mut keep: Vec<Value> = Vec::new();
+        let kept = frame.items.len();
+        let remaining = frame.len - frame.read;
+        let mut outcome = Outcome::Progress;
+        let mut used = 0;
+        while done < remaining {
+            let item_start = r.pos();
+            let item = if item_type == ValueType::String {
+                let left = file_len.saturating_sub(start + item_start + 8);
+                match r.string_bytes("string", MAX_STRING_BYTES.min(left)) {
+                    Ok(s) => {
+                        if kept + keep.len() < ARRAY_ITEMS_KEPT {
+                            Some(Value::String(String::from_utf8_lossy(s).into_owned()))
+                        } else {
+                            None
+                        }
+                    }
+                    Err(s) => {
+                        outcome = match s {
+                            Short::Need(n) if done == 0 => Short::Need(n).into(),
+                            Short::Need(_) => Outcome::Progress,
+                            too_long => short_or_stop(file_len, too_long, start + item_start),
+                        };
+                        break;
+                    }
+                }
+            } else {
+                if kept + keep.len() >= ARRAY_ITEMS_KEPT {
+                    break;
+                }
+                match scalar_item(&mut r, item_type) {
+                    Ok(v) => Some(v),
+                    Err(s) => {
+                        if done == 0 {
+                            outcome = s.into();
+                        }
+                        break;
+                    }
+                }
+            };
+            keep.extend(item);
+            done += 1;
+            used = r.pos();
+        }
+        let frame = self.frames.last_mut().expect("array state has a frame");
+        frame.read += done;
+        frame.items.extend(keep);
+        self.window.consume(start + used);
+        if done > 0 {
+            Outcome::Progress
+        } else {
+            outcome
+        }
+    }
+
+    /// Check `general.alignment` once all key/values are read.
+    fn alignment_rule(&mut self) -> Outcome {
+        if let Some(v) = self.out.get("general.alignment") {
+            let ok = match v {
+                Value::U32(a) if a.is_power_of_two() => Some(u64::from(*a)),
+                _ => None,
+            };
+            match ok {
+                Some(a) => self.out.alignment = a,
+                None => self.out.findings.push(Finding::error(
+                    rules::BAD_ALIGNMENT,
+                    format!(
+                        "general.alignment must be a u32 power of two, found {} {:?}; using {DEFAULT_ALIGNMENT}",
+                        v.value_type().name(),
+                        v
+                    ),
+                )),
+            }
+        }
+        Outcome::Progress
+    }
+
+    fn tensor_info(&mut self) -> Outcome {
+        if self.tensors_read == self.out.tensor_count {
+            return self.data_section();
+        }
+        let start = self.pos();
+        let left = self.left();
+        let mut r = Reader::new(self.window.bytes(), self.out.big_endian);
+        let name = match r.string_bytes("tensor name", MAX_STRING_BYTES.min(left)) {
+            Ok(n) => n,
+            Err(s) => return self.short_or_stop(s, start),
+        };
+        let n_dims = match r.u32() {
+            Ok(n) => n,
+            Err(s) => return s.into(),
+        };
+        let dims_bytes = u64::from(n_dims) * 8;
+        if dims_bytes + 12 > left.saturating_sub(r.pos()) {
+            return Stop(Finding::error(
+                rules::TRUNCATED,
+                format!("tensor info at offset {start} declares {n_dims} dimensions, more than the file holds"),
+            ))
+            .into();
+        }
+        let mut ne = Vec::with_capacity(n_dims.min(MAX_DIMS) as usize);
+        for _ in 0..n_dims {
+            match r.u64() {
+                Ok(d) => ne.push(d),
+                Err(s) => return s.into(),
+            }
+        }
+        let (type_id, rel_offset) = match (r.u32(), r.u64()) {
+            (Ok(t), Ok(o)) => (t, o),
+            (Err(s), _) | (_, Err(s)) => return s.into(),
+        };
+        let used = r.pos();
+        let name_len = name.len() as u64;
+        let name = text(name, start, "tensor name", &mut self.out.findings);
+        self.window.consume(start + used);
+        self.tensors_read += 1;
+        let t = self.check_tensor(
+            name,
+            name_len,
+            ne,
+            n_dims,
+            GgmlType(type_id),
+            rel_offset,
+            start,
+        );
+        self.out.tensors.push(t);
+        Outcome::Progress
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn check_tensor(
+        &mut self,
+        name: String,
+        name_len: u64,
+        ne: Vec<u64>,
+        n_dims: u32,
+        ggml_type: GgmlType,
+        rel_offset: u64,
+        at: u64,
+    ) -> TensorInfo {
+        let mut findings = Vec::new();
+        let mut fault =
+            |code, msg: String| findings.push(Finding::error(code, msg).on_tensor(&name));
+        if name_len >= MAX_NAME_BYTES {
+            fault(
+                rules::NAME_TOO_LONG,
+                format!(
+                    "tensor name at offset {at} is {name_len} bytes; ggml allows at most {}",
+                    MAX_NAME_BYTES - 1
+                ),
+            );
+        }
+        if !self.names.insert(name.clone()) {
+            fault(
+                rules::DUPLICATE_TENSOR,
+                format!("tensor name at offset {at} is used more than once"),
+            );
+        }
+        if n_dims > MAX_DIMS {
+            fault(
+                rules::TOO_MANY_DIMS,
+                format!("tensor has {n_dims} dimensions; ggml allows at most {MAX_DIMS}"),
+            );
+        }
+        let mut nbytes = None;
+        if let Some(d) = ne.iter().position(|&d| d > i64::MAX as u64) {
+            fault(
+                rules::NEGATIVE_DIM,
+                format!(
+                    "dimension {d} is negative as ggml's int64 ({})",
+                    ne[d] as i64
+                ),
+            );
+        } else {
+            let elems = ne.iter().try_fold(1u64, |acc, &d| {
+                acc.checked_mul(d).filter(|&e| e <= i64::MAX as u64)
+            });
+            match (elems, ggml_type.kind()) {
+                (None, _) => fault(
+                    rules::ELEM_COUNT_OVERFLOW,
+                    format!("element count of shape {ne:?} overflows ggml's int64"),
+                ),
+                (_, None) => fault(
+                    rules::UNKNOWN_TYPE,
+                    format!(
+                        "GGML type id {} is not a known type; decoding is disabled",
+                        ggml_type.0
+                    ),
+                ),
+                (_, Some(super::Kind::Removed)) => fault(
+                    rules::REMOVED_TYPE,
+                    format!(
+                        "GGML type {} (id {}) was removed from ggml",
+                        ggml_type.name(),
+                        ggml_type.0
+                    ),
+                ),
+                (Some(elems), Some(super::Kind::Live { block_elems, .. })) => {
+                    let row = ne.first().copied().unwrap_or(1);
+                    if row % block_elems != 0 {
+                        fault(
+                            rules::ROW_NOT_BLOCK_MULTIPLE,
+                            format!(
+                                "ne[0] = {row} is not a multiple of {}'s block size {block_elems}",
+                                ggml_type.name()
+                            ),
+                        );
+                    } else {
+                        nbytes = ggml_type.nbytes(elems);
+                    }
+                }
+            }
+        }
+        self.out.findings.extend(findings);
+        TensorInfo {
+            name,
+            ggml_type,
+            ne,
+            rel_offset,
+            nbytes,
+        }
+    }
+
+    /// Locate the data section and check each tensor's offset against the running padded size.
+    fn data_section(&mut self) -> Outcome {
+        let align = self.out.alignment;
+        let end = self.pos();
+        let Some(data_start) = end.checked_next_multiple_of(align) else {
+            return Stop(Finding::error(
+                rules::TRUNCATED,
+                "data section offset overflows",
+            ))
+            .into();
+        };
+        self.out.data_start = Some(data_start);
+        let file_len = self.out.file_len;
+        let mut findings = Vec::new();
+        let mut expected = Some(0u64);
+        let mut data_end = data_start;
+        for t in &self.out.tensors {
+            let fault = |code, msg: String| Finding::error(code, msg).on_tensor(&t.name);
+            if t.rel_offset % align != 0 {
+                findings.push(fault(
+                    rules::MISALIGNED_OFFSET,
+                    format!(
+                        "data offset {} is not a multiple of the alignment {align}",
+                        t.rel_offset
+                    ),
+                ));
+            } else if let Some(exp) = expected.filter(|&e| e != t.rel_offset) {
+                let (code, how) = if t.rel_offset < exp {
+                    (
+                        rules::OVERLAPPING_DATA,
+                        "overlaps the previous tensor's data, or is out of order",
+                    )
+                } else {
+                    (
+                        rules::GAP_IN_DATA,
+                        "leaves a gap after the previous tensor's data",
+                    )
+                };
+                findings.push(fault(
+                    code,
+                    format!(
+                        "data offset {} {how}; ggml expects {exp} (the running padded size)",
+                        t.rel_offset
+                    ),
+                ));
+            }
+            let size = t.nbytes.unwrap_or(0);
+            let abs_end = data_start
+                .checked_add(t.rel_offset)
+                .and_then(|s| s.checked_add(size));
+            match abs_end {
+                Some(e) if e <= file_len => data_end = data_end.max(e),
+                _ => findings.push(fault(
+                    rules::DATA_OUT_OF_BOUNDS,
+                    format!(
+                        "data at relative offset {} (+{size} bytes) runs past the end of the {file_len}-byte file",
+                        t.rel_offset
+                    ),
+                )),
+            }
+            expected = t
+                .nbytes
+                .and_then(|n| n.checked_next_multiple_of(align))
+                .and_then(|n| t.rel_offset.checked_add(n));
+        }
+        if data_start > file_len && !self.out.tensors.is_empty() {
+            findings.push(Finding::error(
+                rules::TRUNCATED,
+                format!(
+                    "data section starts at {data_start}, past the end of the {file_len}-byte file"
+                ),
+            ));
+        }
+        let padded_end = data_end.checked_next_multiple_of(align).unwrap_or(data_end);
+        if file_len > padded_end && !self.out.tensors.is_empty() {
+            findings.push(Finding::warning(
+                rules::TRAILING_BYTES,
+                format!(
+                    "{} bytes after the last tensor's data (ends at {data_end})",
+                    file_len - padded_end
+                ),
+            ));
+        }
+        self.out.findings.extend(findings);
+        self.finish();
+        Outcome::Progress
+    }
+}
+
+impl Decoder for HeaderDecoder {
+    type Output = Header;
+
+    fn step(&mut self) -> Step<Header> {
+        loop {
+            if self.state == State::Done {
+                return Step::Done(std::mem::take(&mut self.out));
+            }
+            if self.window.end() < self.wait_until {
+                return Step::Need(self.need(self.wait_until));
+            }
+            match self.advance() {
+                Outcome::Progress => self.wait_until = 0,
+                Outcome::Stop(Stop(f)) => self.stop(f),
+                Outcome::Short(Short::Need(n)) => {
+                    let until = self.pos().saturating_add(n);
+                    if until > self.out.file_len {
+                        let what = match self.state {
+                            State::Preamble | State::Counts => "the fixed header",
+                            State::KeyValue | State::ArrayItems => "a key/value",
+                            _ => "a tensor info",
+                        };
+                        let f = Finding::error(
+                            rules::TRUNCATED,
+                            format!(
+                                "file ends at {} inside {what} that starts at offset {} and needs {n} bytes",
+                                self.out.file_len,
+                                self.pos()
+                            ),
+                        );
+                        self.stop(f);
+                    } else {
+                        self.wait_until = until;
+                        return Step::Need(self.need(until));
+                    }
+                }
+                Outcome::Short(too_long) => {
+                    let at = self.pos();
+                    if let Outcome::Stop(Stop(f)) = self.short_or_stop(too_long, at) {
+                        self.stop(f);
+                    }
+                }
+            }
+        }
+    }
+
+    fn feed(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        self.window.push(offset, bytes)
+    }
+}
+
+impl HeaderDecoder {
+    /// The read that brings the window to `until`, plus read-ahead, within the file.
+    fn need(&self, until: u64) -> ByteRange {
+        let end = until
+            .max(self.window.end().saturating_add(READ_AHEAD))
+            .min(self.out.file_len);
+        ByteRange::new(self.window.end(), end)
+    }
+}
+
+/// A short read becomes a wait; a length over the limits becomes the finding that stops parsing.
+fn short_or_stop(file_len: u64, s: Short, at: u64) -> Outcome {
+    match s {
+        Short::Need(n) => Short::Need(n).into(),
+        Short::TooLong(what, len) => {
+            let code = if len > file_len.saturating_sub(at) {
+                rules::TRUNCATED
+            } else {
+                rules::STRING_TOO_LONG
+            };
+            Stop(Finding::error(
+                    code,
+                    format!(
+                        "{what} at offset {at} claims {len} bytes; {} bytes are left in the file and the limit is {}",
+                        file_len.saturating_sub(at),
+                        if what == "key" { MAX_KEY_BYTES } else { MAX_STRING_BYTES }
+                    ),
+                ))
+                .into()
+        }
+    }
+}
+
+/// Read one non-array value of type `vt`.
+fn scalar(
+    r: &mut Reader<'_>,
+    vt: ValueType,
+    at: u64,
+    file_len: u64,
+    findings: &mut Vec<Finding>,
+) -> Result<Value, Outcome> {
+    let v = match vt {
+        ValueType::U8 => Value::U8(r.u8()?),
+        ValueType::I8 => Value::I8(r.i8()?),
+        ValueType::U16 => Value::U16(r.u16()?),
+        ValueType::I16 => Value::I16(r.i16()?),
+        ValueType::U32 => Value::U32(r.u32()?),
+        ValueType::I32 => Value::I32(r.i32()?),
+        ValueType::F32 => Value::F32(r.f32()?),
+        ValueType::U64 => Value::U64(r.u64()?),
+        ValueType::I64 => Value::I64(r.i64()?),
+        ValueType::F64 => Value::F64(r.f64()?),
+        ValueType::Bool => {
+            let b = r.u8()?;
+            if b > 1 {
+                findings.push(Finding::warning(
+                    rules::BAD_BOOL,
+                    format!("bool at offset {} holds {b}, not 0 or 1", at + r.pos() - 1),
+                ));
+            }
+            Value::Bool(b != 0)
+        }
+        ValueType::String => {
+            let left = file_len.saturating_sub(at + r.pos() + 8);
+            let s = match r.string_bytes("string", MAX_STRING_BYTES.min(left)) {
+                Ok(s) => s,
+                Err(s) => return Err(short_or_stop(file_len, s, at)),
+            };
+            Value::String(text(s, at, "string", findings))
+        }
+        ValueType::Array => unreachable!("arrays are read by frames"),
+    };
+    Ok(v)
+}
+
+/// Decode UTF-8, reporting (and replacing) invalid sequences.
+fn text(bytes: &[u8], at: u64, what: &str, findings: &mut Vec<Finding>) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => {
+            findings.push(Finding::warning(
+                rules::INVALID_UTF8,
+                format!("{what} at offset {at} is not valid UTF-8"),
+            ));
+            String::from_utf8_lossy(bytes).into_owned()
+        }
+    }
+}
+
+fn scalar_item(r: &mut Reader<'_>, vt: ValueType) -> Result<Value, Short> {
+    Ok(match vt {
+        ValueType::U8 => Value::U8(r.u8()?),
+        ValueType::I8 => Value::I8(r.i8()?),
+        ValueType::U16 => Value::U16(r.u16()?),
+        ValueType::I16 => Value::I16(r.i16()?),
+        ValueType::U32 => Value::U32(r.u32()?),
+        ValueType::I32 => Value::I32(r.i32()?),
+        ValueType::F32 => Value::F32(r.f32()?),
+        ValueType::U64 => Value::U64(r.u64()?),
+        ValueType::I64 => Value::I64(r.i64()?),
+        ValueType::F64 => Value::F64(r.f64()?),
+        ValueType::Bool => Value::Bool(r.u8()? != 0),
+        ValueType::String | ValueType::Array => unreachable!("read by the caller"),
+    })
+}

@@ -1,0 +1,11 @@
+//! GGUF: llama.cpp's single-file format.
+
+mod ggml_type;
+mod header;
+mod reader;
+pub mod rules;
+mod value;
+
+pub use ggml_type::{GgmlType, Kind, TYPE_COUNT};
+pub use header::{Header, HeaderDecoder, TensorInfo, DEFAULT_ALIGNMENT, MAX_NAME_BYTES};
+pub use value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};

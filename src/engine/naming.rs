@@ -1,0 +1,291 @@
+//! What a GGUF file says it is (`general.file_type`, its file name) against what it holds.
+
+use std::collections::HashMap;
+
+use super::findings::Finding;
+use super::gguf::GgmlType;
+use super::model::{Checkpoint, Dtype, MetaValue};
+use super::shards::base_name;
+
+/// Stable codes of the naming rules.
+pub mod rules {
+    pub const NAME_TYPE_MISMATCH: &str = "gguf.name_type_mismatch";
+    pub const FILE_TYPE_MISMATCH: &str = "gguf.file_type_mismatch";
+    pub const UNKNOWN_FILE_TYPE: &str = "gguf.unknown_file_type";
+    pub const NAME_SIZE_MISMATCH: &str = "gguf.name_size_mismatch";
+}
+
+/// llama.cpp's `llama_ftype` names (`general.file_type`), by id.
+const FILE_TYPES: &[(u64, &str)] = &[
+    (0, "ALL_F32"),
+    (1, "MOSTLY_F16"),
+    (2, "MOSTLY_Q4_0"),
+    (3, "MOSTLY_Q4_1"),
+    (4, "MOSTLY_Q4_1_SOME_F16"),
+    (7, "MOSTLY_Q8_0"),
+    (8, "MOSTLY_Q5_0"),
+    (9, "MOSTLY_Q5_1"),
+    (10, "MOSTLY_Q2_K"),
+    (11, "MOSTLY_Q3_K_S"),
+    (12, "MOSTLY_Q3_K_M"),
+    (13, "MOSTLY_Q3_K_L"),
+    (14, "MOSTLY_Q4_K_S"),
+    (15, "MOSTLY_Q4_K_M"),
+    (16, "MOSTLY_Q5_K_S"),
+    (17, "MOSTLY_Q5_K_M"),
+    (18, "MOSTLY_Q6_K"),
+    (19, "MOSTLY_IQ2_XXS"),
+    (20, "MOSTLY_IQ2_XS"),
+    (21, "MOSTLY_Q2_K_S"),
+    (22, "MOSTLY_IQ3_XS"),
+    (23, "MOSTLY_IQ3_XXS"),
+    (24, "MOSTLY_IQ1_S"),
+    (25, "MOSTLY_IQ4_NL"),
+    (26, "MOSTLY_IQ3_S"),
+    (27, "MOSTLY_IQ3_M"),
+    (28, "MOSTLY_IQ2_S"),
+    (29, "MOSTLY_IQ2_M"),
+    (30, "MOSTLY_IQ4_XS"),
+    (31, "MOSTLY_IQ1_M"),
+    (32, "MOSTLY_BF16"),
+    (36, "MOSTLY_TQ1_0"),
+    (37, "MOSTLY_TQ2_0"),
+    (38, "MOSTLY_MXFP4_MOE"),
+    (39, "MOSTLY_NVFP4"),
+    (40, "MOSTLY_Q1_0"),
+    (1024, "GUESSED"),
+];
+
+/// The name of `general.file_type` id `id`.
+pub fn file_type_name(id: u64) -> Option<&'static str> {
+    FILE_TYPES.iter().find(|(i, _)| *i == id).map(|(_, n)| *n)
+}
+
+/// The GGML type most tensors of a mix labelled `label` (`Q4_K_M`, `MOSTLY_IQ3_M`) are in.
+pub fn label_type(label: &str) -> Option<GgmlType> {
+    let upper = label.to_ascii_uppercase();
+    let l = upper
+        .strip_prefix("MOSTLY_")
+        .or_else(|| upper.strip_prefix("ALL_"))
+        .unwrap_or(&upper);
+    if let Some(t) = GgmlType::from_name(l).filter(|t| t.block().is_some()) {
+        return Some(t);
+    }
+    let base = match l {
+        "Q3_K_S" | "Q3_K_M" | "Q3_K_L" => "Q3_K",
+        "Q4_K_S" | "Q4_K_M" => "Q4_K",
+        "Q5_K_S" | "Q5_K_M" => "Q5_K",
+        "Q2_K_S" => "Q2_K",
+        "IQ2_M" => "IQ2_S",
+        "IQ3_XS" | "IQ3_M" => "IQ3_S",
+        "MXFP4_MOE" => "MXFP4",
+        "Q4_1_SOME_F16" => "Q4_1",
+        _ => return None,
+    };
+    GgmlType::from_name(base)
+}
+
+/// What a GGUF file name says, by the convention
+/// `<BaseName>-<SizeLabel>-<FineTune>-<Version>-<Encoding>-<Type>-<Shard>.gguf`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NameParts {
+    pub base_name: String,
+    pub size_label: Option<String>,
+    pub encoding: Option<String>,
+    pub shard: Option<(u32, u32)>,
+}
+
+/// Read a file name by the convention, tolerating the common `name.Q4_K_M.gguf` spelling.
+pub fn parse_name(file_name: &str) -> NameParts {
+    let name = base_name(file_name);
+    let stem = match name.len().checked_sub(5) {
+        Some(i) if name.is_char_boundary(i) && name[i..].eq_ignore_ascii_case(".gguf") => {
+            &name[..i]
+        }
+        _ => name,
+    };
+    let mut parts = NameParts::default();
+    let mut stem = stem;
+    if let Some((k, n)) = super::shards::shard_number(&format!("{stem}.gguf")) {
+        parts.shard = Some((k, n));
+        stem = stem
+            .rsplit_once("-of-")
+            .and_then(|(r, _)| r.rsplit_once('-'))
+            .map_or(stem, |(r, _)| r);
+    }
+    let fields: Vec<&str> = stem.split(['-', '.']).collect();
+    let enc_at = fields.iter().rposition(|f| label_type(f).is_some());
+    parts.encoding = enc_at.map(|i| fields[i].to_owned());
+    let size_at = fields.iter().position(|f| parse_size_label(f).is_some());
+    parts.size_label = size_at.map(|i| fields[i].to_owned());
+    let end = [enc_at, size_at]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(fields.len());
+    parts.base_name = fields[..end].join("-");
+    parts
+}
+
+/// Parameters a size label like `7B`, `1.5B`, `135M` or `8x7B` stands for.
+pub fn parse_size_label(label: &str) -> Option<f64> {
+    let (experts, rest) = match label.split_once(['x', 'X']) {
+        Some((e, r)) if !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit()) => {
+            (e.parse::<f64>().ok()?, r)
+        }
+        _ => (1.0, label),
+    };
+    let unit = rest.chars().last()?;
+    let scale = match unit.to_ascii_uppercase() {
+        'K' => 1e3,
+        'M' => 1e6,
+        'B' => 1e9,
+        'T' => 1e12,
+        _ => return None,
+    };
+    let num = &rest[..rest.len() - 1];
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    Some(experts * num.parse::<f64>().ok()? * scale)
+}
+
+/// Parameters per GGML type, and the type holding most of the weights (quantized types first).
+fn dominant(cp: &Checkpoint) -> Option<(GgmlType, HashMap<GgmlType, u64>)> {
+    let mut by: HashMap<GgmlType, u64> = HashMap::new();
+    for t in &cp.tensors {
+        if let Dtype::Ggml(g) = t.dtype {
+            *by.entry(g).or_default() += t.elems().unwrap_or(0);
+        }
+    }
+    let quantized = by.iter().filter(|(t, _)| !t.is_float() && !t.is_integer());
+    let top = quantized
+        .max_by_key(|(t, n)| (**n, std::cmp::Reverse(**t)))
+        .or_else(|| by.iter().max_by_key(|(t, n)| (**n, std::cmp::Reverse(**t))))
+        .map(|(t, _)| *t)?;
+    Some((top, by))
+}
+
+/// Whether a mix labelled with `want` as its main type fits these per-type parameter counts:
+/// the labelled type must hold at least a quarter of the weights of its kind.
+fn fits(want: GgmlType, top: GgmlType, by: &HashMap<GgmlType, u64>) -> bool {
+    let same_kind = |t: &GgmlType| t.is_float() == want.is_float() && !t.is_integer();
+    let pool: u64 = by
+        .iter()
+        .filter(|(t, _)| same_kind(t))
+        .map(|(_, n)| n)
+        .sum();
+    let have = by.get(&want).copied().unwrap_or(0);
+    want == top || (pool > 0 && have * 4 >= pool)
+}
+
+/// Findings comparing `general.file_type` and the first file's name with the tensors.
+pub fn check(cp: &Checkpoint) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some((top, by)) = dominant(cp) else {
+        return out;
+    };
+    if let Some(MetaValue::Gguf(v)) = cp.meta("general.file_type") {
+        match v.as_u64().map(|id| (id, file_type_name(id))) {
+            Some((_, Some(name))) => {
+                if let Some(want) = label_type(name).filter(|w| !fits(*w, top, &by)) {
+                    out.push(Finding::warning(
+                        rules::FILE_TYPE_MISMATCH,
+                        format!(
+                            "general.file_type says {name} but most weights are {} (only {:.0}% are {})",
+                            top.name(),
+                            share(want, &by),
+                            want.name()
+                        ),
+                    ));
+                }
+            }
+            _ => out.push(Finding::info(
+                rules::UNKNOWN_FILE_TYPE,
+                format!("general.file_type {v:?} is not a known llama.cpp file type"),
+            )),
+        }
+    }
+    if let Some(first) = cp.files.first() {
+        let parts = parse_name(&first.path);
+        if let Some((enc, want)) = parts
+            .encoding
+            .as_deref()
+            .and_then(|e| Some((e, label_type(e)?)))
+        {
+            if !fits(want, top, &by) {
+                out.push(Finding::warning(
+                    rules::NAME_TYPE_MISMATCH,
+                    format!(
+                        "file name says {enc} but most weights are {} (only {:.0}% are {})",
+                        top.name(),
+                        share(want, &by),
+                        want.name()
+                    ),
+                ));
+            }
+        }
+        let complete = !cp
+            .findings
+            .iter()
+            .any(|f| f.code == super::shards::rules::MISSING_SHARD);
+        if let (Some(label), true) = (parts.size_label.as_deref(), complete) {
+            let params: u64 = by.values().sum();
+            if let Some(said) = parse_size_label(label).filter(|s| *s > 0.0) {
+                let ratio = params as f64 / said;
+                if !(0.5..=2.0).contains(&ratio) {
+                    out.push(Finding::warning(
+                        rules::NAME_SIZE_MISMATCH,
+                        format!("file name says {label} parameters but the tensors hold {params}"),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn share(t: GgmlType, by: &HashMap<GgmlType, u64>) -> f64 {
+    let total: u64 = by.values().sum();
+    if total == 0 {
+        return 0.0;
+    }
+    100.0 * by.get(&t).copied().unwrap_or(0) as f64 / total as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_read_by_the_convention() {
+        let p = parse_name("models/Grok-100B-v1.0-Q4_0-00003-of-00009.gguf");
+        assert_eq!(p.base_name, "Grok");
+        assert_eq!(p.size_label.as_deref(), Some("100B"));
+        assert_eq!(p.encoding.as_deref(), Some("Q4_0"));
+        assert_eq!(p.shard, Some((3, 9)));
+        let p = parse_name("llama-2-7b.Q4_K_M.gguf");
+        assert_eq!(
+            (p.encoding.as_deref(), p.size_label.as_deref()),
+            (Some("Q4_K_M"), Some("7b"))
+        );
+        assert_eq!(
+            parse_name("Mixtral-8x7B-Instruct-v0.1-IQ3_M.gguf")
+                .encoding
+                .as_deref(),
+            Some("IQ3_M")
+        );
+        assert_eq!(parse_size_label("8x7B"), Some(56e9));
+        assert_eq!(parse_size_label("1.5B"), Some(1.5e9));
+        assert_eq!(parse_size_label("v1"), None);
+    }
+
+    #[test]
+    fn labels_map_to_their_main_type() {
+        assert_eq!(label_type("Q4_K_M"), GgmlType::from_name("Q4_K"));
+        assert_eq!(label_type("MOSTLY_IQ2_M"), GgmlType::from_name("IQ2_S"));
+        assert_eq!(label_type("ALL_F32"), Some(GgmlType::F32));
+        assert_eq!(label_type("Q4_2"), None, "removed types are no label");
+        assert_eq!(file_type_name(15), Some("MOSTLY_Q4_K_M"));
+    }
+}

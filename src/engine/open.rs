@@ -1,0 +1,103 @@
+//! Opening one file of any kind: sniff its first bytes, then run the matching decoder.
+
+use super::gguf;
+use super::range::ByteRange;
+use super::safetensors;
+use super::sniff::{sniff, FileKind, SNIFF_BYTES};
+use super::step::{Decoder, FeedError, Step, Window};
+
+/// What one file turned out to hold.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Parsed {
+    Gguf(gguf::Header),
+    Safetensors(safetensors::Header),
+    Index(safetensors::Index),
+    Pickle(&'static str),
+    Other,
+}
+
+enum Inner {
+    Sniff(Window),
+    Gguf(gguf::HeaderDecoder),
+    Safetensors(safetensors::HeaderDecoder),
+    Index(safetensors::IndexDecoder),
+    Done(Option<Parsed>),
+}
+
+/// Decodes one file whatever its kind; the sniffed bytes are reused, not read twice.
+pub struct FileDecoder {
+    name: String,
+    file_len: u64,
+    inner: Inner,
+}
+
+impl FileDecoder {
+    /// A decoder for the file called `name` (its path or file name) of `file_len` bytes.
+    pub fn new(name: &str, file_len: u64) -> Self {
+        FileDecoder {
+            name: name.to_owned(),
+            file_len,
+            inner: Inner::Sniff(Window::new(0)),
+        }
+    }
+}
+
+impl Decoder for FileDecoder {
+    type Output = Parsed;
+
+    fn step(&mut self) -> Step<Parsed> {
+        loop {
+            match &mut self.inner {
+                Inner::Sniff(w) => {
+                    let want = SNIFF_BYTES.min(self.file_len);
+                    if w.end() < want {
+                        return Step::Need(ByteRange::new(w.end(), want));
+                    }
+                    let head = w.bytes().to_vec();
+                    let mut inner = match sniff(&self.name, &head) {
+                        FileKind::Gguf => Inner::Gguf(gguf::HeaderDecoder::new(self.file_len)),
+                        FileKind::Safetensors => {
+                            Inner::Safetensors(safetensors::HeaderDecoder::new(self.file_len))
+                        }
+                        FileKind::SafetensorsIndex => {
+                            Inner::Index(safetensors::IndexDecoder::new(self.file_len))
+                        }
+                        FileKind::Pickle(how) => Inner::Done(Some(Parsed::Pickle(how))),
+                        FileKind::Other => Inner::Done(Some(Parsed::Other)),
+                    };
+                    let fed = match &mut inner {
+                        Inner::Gguf(d) => d.feed(0, &head),
+                        Inner::Safetensors(d) => d.feed(0, &head),
+                        Inner::Index(d) => d.feed(0, &head),
+                        _ => Ok(()),
+                    };
+                    fed.expect("a new decoder takes bytes from offset 0");
+                    self.inner = inner;
+                }
+                Inner::Gguf(d) => match d.step() {
+                    Step::Need(r) => return Step::Need(r),
+                    Step::Done(h) => self.inner = Inner::Done(Some(Parsed::Gguf(h))),
+                },
+                Inner::Safetensors(d) => match d.step() {
+                    Step::Need(r) => return Step::Need(r),
+                    Step::Done(h) => self.inner = Inner::Done(Some(Parsed::Safetensors(h))),
+                },
+                Inner::Index(d) => match d.step() {
+                    Step::Need(r) => return Step::Need(r),
+                    Step::Done(i) => self.inner = Inner::Done(Some(Parsed::Index(i))),
+                },
+                Inner::Done(out) => return Step::Done(out.take().unwrap_or(Parsed::Other)),
+            }
+        }
+    }
+
+    fn feed(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        match &mut self.inner {
+            Inner::Sniff(w) => w.push(offset, bytes),
+            Inner::Gguf(d) => d.feed(offset, bytes),
+            Inner::Safetensors(d) => d.feed(offset, bytes),
+            Inner::Index(d) => d.feed(offset, bytes),
+            Inner::Done(_) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! The safetensors header decoder and the reference implementation's validation rules.
+
+use serde::de::{Deserializer as _, MapAccess, Visitor};
+use serde_json::Value as Json;
+
+use super::rules;
+use super::Dtype;
+use crate::engine::findings::Finding;
+use crate::engine::range::ByteRange;
+use crate::engine::step::{Decoder, FeedError, Step, Window};
+
+/// The reference implementation's `MAX_HEADER_SIZE`.
+pub const MAX_HEADER_BYTES: u64 = 100_000_000;
+
+/// A tensor entry as the header states it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorEntry {
+    pub name: String,
+    /// `Err(text)` for a dtype string the spec does not define.
+    pub dtype: Result<Dtype, String>,
+    pub shape: Vec<u64>,
+    /// `data_offsets`, relative to the data buffer.
+    pub begin: u64,
+    pub end: u64,
+}
+
+/// What a safetensors header says, with every rule it breaks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Header {
+    pub file_len: u64,
+    /// The declared header length `N`.
+    pub header_len: u64,
+    /// `__metadata__` in file order.
+    pub metadata: Vec<(String, String)>,
+    /// Tensors in header order.
+    pub tensors: Vec<TensorEntry>,
+    pub findings: Vec<Finding>,
+}
+
+impl Header {
+    /// Absolute offset of the data buffer (`8 + N`).
+    pub fn data_start(&self) -> u64 {
+        8 + self.header_len
+    }
+}
+
+enum State {
+    Length,
+    Json,
+    Done,
+}
+
+/// Decodes the header of one safetensors file of `file_len` bytes.
+pub struct HeaderDecoder {
+    window: Window,
+    state: State,
+    out: Header,
+}
+
+impl HeaderDecoder {
+    pub fn new(file_len: u64) -> Self {
+        HeaderDecoder {
+            window: Window::new(0),
+            state: State::Length,
+            out: Header {
+                file_len,
+                ..Header::default()
+            },
+        }
+    }
+
+    fn stop(&mut self, f: Finding) {
+        self.out.findings.push(f);
+        self.state = State::Done;
+    }
+
+    /// Bytes `start..end` are needed and present, or the range still to read.
+    fn have(&self, end: u64) -> Option<ByteRange> {
+        (self.window.end() < end).then(|| ByteRange::new(self.window.end(), end))
+    }
+}
+
+impl Decoder for HeaderDecoder {
+    type Output = Header;
+
+    fn step(&mut self) -> Step<Header> {
+        loop {
+            match self.state {
+                State::Done => return Step::Done(std::mem::take(&mut self.out)),
+                State::Length => {
+                    if self.out.file_len < 8 {
+                        let len = self.out.file_len;
+                        self.stop(Finding::error(
+                            rules::TRUNCATED,
+                            format!("file is {len} bytes; the 8-byte header length is missing"),
+                        ));
+                        continue;
+                    }
+                    if let Some(r) = self.have(8) {
+                        return Step::Need(r);
+                    }
+                    let n =
+                        u64::from_le_bytes(self.window.bytes()[..8].try_into().expect("8 bytes"));
+                    self.out.header_len = n;
+                    if n > MAX_HEADER_BYTES {
+                        self.stop(Finding::error(
+                            rules::HEADER_TOO_LARGE,
+                            format!(
+                                "header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes"
+                            ),
+                        ));
+                    } else if 8 + n > self.out.file_len {
+                        let len = self.out.file_len;
+                        self.stop(Finding::error(
+                            rules::HEADER_PAST_END,
+                            format!("header length {n} runs past the end of the {len}-byte file"),
+                        ));
+                    } else {
+                        self.state = State::Json;
+                    }
+                }
+                State::Json => {
+                    if let Some(r) = self.have(8 + self.out.header_len) {
+                        return Step::Need(r);
+                    }
+                    let json = &self.window.bytes()[8..(8 + self.out.header_len) as usize];
+                    let out = &mut self.out;
+                    if parse_json(json, out) {
+                        validate(out);
+                    }
+                    self.window = Window::new(8 + self.out.header_len);
+                    self.state = State::Done;
+                }
+            }
+        }
+    }
+
+    fn feed(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        self.window.push(offset, bytes)
+    }
+}
+
+/// Parse the JSON header into `out`, keeping entry order and reporting duplicate keys.
+/// Returns whether the header was a JSON object at all.
+fn parse_json(json: &[u8], out: &mut Header) -> bool {
+    let text = match std::str::from_utf8(json) {
+        Ok(t) => t,
+        Err(e) => {
+            out.findings.push(Finding::error(
+                rules::INVALID_UTF8,
+                format!(
+                    "header is not valid UTF-8 (at offset {})",
+                    8 + e.valid_up_to()
+                ),
+            ));
+            return false;
+        }
+    };
+    if !text.starts_with('{') {
+        out.findings.push(Finding::error(
+            rules::HEADER_NOT_OBJECT,
+            "header must be a JSON object starting with '{' at offset 8",
+        ));
+        return false;
+    }
+    let entries = match ordered_entries(text) {
+        Ok(e) => e,
+        Err(e) => {
+            out.findings.push(Finding::error(
+                rules::INVALID_JSON,
+                format!(
+                    "header is not valid JSON: {e} (byte {} of the file)",
+                    8 + byte_of(text, e.line(), e.column())
+                ),
+            ));
+            return false;
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (key, value) in entries {
+        if !seen.insert(key.clone()) {
+            out.findings.push(Finding::error(
+                rules::DUPLICATE_KEY,
+                format!("header key '{key}' appears more than once; the first is kept"),
+            ));
+            continue;
+        }
+        if key == "__metadata__" {
+            metadata(value, out);
+        } else {
+            match tensor_entry(&key, value) {
+                Ok(t) => out.tensors.push(t),
+                Err(msg) => out
+                    .findings
+                    .push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&key)),
+            }
+        }
+    }
+    true
+}
+
+/// The byte offset of 1-based `line`, `column` in `text`.
+fn byte_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (line_start + column.saturating_sub(1)).min(text.len())
+}
+
+fn metadata(value: Json, out: &mut Header) {
+    let Json::Object(map) = value else {
+        out.findings.push(Finding::error(
+            rules::METADATA_NOT_STRINGS,
+            "__metadata__ must be an object of strings",
+        ));
+        return;
+    };
+    for (k, v) in map {
+        match v {
+            Json::String(s) => out.metadata.push((k, s)),
+            other => {
+                out.findings.push(Finding::error(
+                    rules::METADATA_NOT_STRINGS,
+                    format!("__metadata__ value of '{k}' is not a string"),
+                ));
+                out.metadata.push((k, other.to_string()));
+            }
+        }
+    }
+}
+
+fn tensor_entry(name: &str, value: Json) -> Result<TensorEntry, String> {
+    let Json::Object(map) = value else {
+        return Err(format!("entry '{name}' is not an object"));
+    };
+    let dtype = match map.get("dtype") {
+        Some(Json::String(s)) => Dtype::from_name(s).ok_or_else(|| s.clone()),
+        _ => return Err(format!("entry '{name}' has no string 'dtype'")),
+    };
+    let u64s = |field: &str| -> Result<Vec<u64>, String> {
+        match map.get(field) {
+            Some(Json::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_u64().ok_or_else(|| {
+                        format!("entry '{name}': '{field}' holds {v}, not an unsigned integer")
+                    })
+                })
+                .collect(),
+            _ => Err(format!("entry '{name}' has no '{field}' array")),
+        }
+    };
+    let shape = u64s("shape")?;
+    let offsets = u64s("data_offsets")?;
+    let [begin, end] = offsets[..] else {
+        return Err(format!(
+            "entry '{name}': 'data_offsets' must hold exactly two numbers"
+        ));
+    };
+    Ok(TensorEntry {
+        name: name.to_owned(),
+        dtype,
+        shape,
+        begin,
+        end,
+    })
+}
+
+/// The reference implementation's `validate()`, reporting every fault instead of the first.
+fn validate(out: &mut Header) {
+    let data_start = out.data_start();
+    let mut order: Vec<usize> = (0..out.tensors.len()).collect();
+    order.sort_by_key(|&i| (out.tensors[i].begin, out.tensors[i].end));
+    let mut expected = 0u64;
+    let mut findings = Vec::new();
+    for &i in &order {
+        let t = &out.tensors[i];
+        let fault = |code, msg: String| Finding::error(code, msg).on_tensor(&t.name);
+        if t.end < t.begin {
+            findings.push(fault(
+                rules::INVERTED_OFFSETS,
+                format!(
+                    "data_offsets [{}, {}] end before they begin",
+                    t.begin, t.end
+                ),
+            ));
+        }
+        if t.begin > expected {
+            findings.push(fault(
+                rules::GAP_IN_DATA,
+                format!("data begins at {} but the previous tensor ends at {expected}: a hole in the buffer", t.begin),
+            ));
+        } else if t.begin < expected {
+            findings.push(fault(
+                rules::OVERLAPPING_DATA,
+                format!(
+                    "data begins at {} inside the previous tensor, which ends at {expected}",
+                    t.begin
+                ),
+            ));
+        }
+        expected = expected.max(t.end);
+        let elems = t.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
+        match (elems, &t.dtype) {
+            (None, _) => findings.push(fault(
+                rules::ELEM_COUNT_OVERFLOW,
+                format!("element count of shape {:?} overflows", t.shape),
+            )),
+            (Some(_), Err(s)) => findings.push(fault(
+                rules::UNKNOWN_DTYPE,
+                format!(
+                    "dtype '{s}' is not one of the 22 safetensors dtypes; decoding is disabled"
+                ),
+            )),
+            (Some(n), Ok(d)) => match d.nbytes(n) {
+                None => findings.push(fault(
+                    rules::MISALIGNED_SLICE,
+                    format!(
+                        "{n} elements of {} ({} bits each) are not a whole number of bytes",
+                        d.name(),
+                        d.bits()
+                    ),
+                )),
+                Some(size) if t.end >= t.begin && size != t.end - t.begin => findings.push(fault(
+                    rules::SIZE_MISMATCH,
+                    format!(
+                        "{n} elements of {} take {size} bytes but data_offsets span {}",
+                        d.name(),
+                        t.end - t.begin
+                    ),
+                )),
+                Some(_) => {}
+            },
+        }
+        if data_start
+            .checked_add(t.end)
+            .is_none_or(|e| e > out.file_len)
+        {
+            findings.push(fault(
+                rules::DATA_OUT_OF_BOUNDS,
+                format!(
+                    "data ends at buffer offset {} past the end of the {}-byte file",
+                    t.end, out.file_len
+                ),
+            ));
+        }
+    }
+    match data_start.checked_add(expected) {
+        Some(end) if end < out.file_len => findings.push(Finding::error(
+            rules::TRAILING_BYTES,
+            format!(
+                "{} bytes after the data buffer's end at {end}",
+                out.file_len - end
+            ),
+        )),
+        Some(end) if end > out.file_len => findings.push(Finding::error(
+            rules::TRUNCATED,
+            format!(
+                "the header promises data up to byte {end} but the file has {} bytes",
+                out.file_len
+            ),
+        )),
+        _ => {}
+    }
+    out.findings.extend(findings);
+}
+
+/// The top-level object's entries in order, duplicates included.
+fn ordered_entries(text: &str) -> Result<Vec<(String, Json)>, serde_json::Error> {
+    struct Entries;
+    impl<'de> Visitor<'de> for Entries {
+        type Value = Vec<(String, Json)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some((k, v)) = map.next_entry::<String, Json>()? {
+                out.push((k, v));
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let entries = (&mut de).deserialize_map(Entries)?;
+    de.end()?;
+    Ok(entries)
+}

@@ -1,0 +1,417 @@
+//! Assembling the files given into one [`Checkpoint`]: a single file, a safetensors set with or
+//! without its index, or a GGUF split set.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::findings::Finding;
+use super::gguf::{self, Value};
+use super::model::{Checkpoint, Dtype, FileInfo, Format, MetaValue, Tensor};
+use super::naming;
+use super::open::Parsed;
+use super::safetensors;
+
+/// Stable codes of the rules a set of files can break.
+pub mod rules {
+    pub const NO_CHECKPOINT: &str = "set.no_checkpoint";
+    pub const MIXED_FORMATS: &str = "set.mixed_formats";
+    pub const IGNORED_FILE: &str = "set.ignored_file";
+    pub const PICKLE_NOT_LOADED: &str = "set.pickle_not_loaded";
+    pub const DUPLICATE_TENSOR: &str = "set.duplicate_tensor";
+    pub const MISSING_SHARD: &str = "set.missing_shard";
+    pub const WRONG_SHARD: &str = "set.wrong_shard";
+    pub const MISSING_TENSOR: &str = "set.missing_tensor";
+    pub const UNINDEXED_TENSOR: &str = "set.unindexed_tensor";
+    pub const TOTAL_SIZE_MISMATCH: &str = "set.total_size_mismatch";
+    pub const EXTRA_INDEX: &str = "set.extra_index";
+    pub const SPLIT_MISMATCH: &str = "set.split_mismatch";
+    pub const NOT_A_SPLIT_SET: &str = "set.not_a_split_set";
+}
+
+/// The file name of a path (`/` or `\` separated).
+pub fn base_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// One model from the files given, in any order.
+pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
+    let mut findings = Vec::new();
+    let mut st = Vec::new();
+    let mut gg = Vec::new();
+    let mut indexes = Vec::new();
+    for (info, parsed) in given {
+        match parsed {
+            Parsed::Safetensors(h) => st.push((info, h)),
+            Parsed::Gguf(h) => gg.push((info, h)),
+            Parsed::Index(i) => indexes.push((info, i)),
+            Parsed::Pickle(how) => findings.push(Finding::warning(
+                rules::PICKLE_NOT_LOADED,
+                format!(
+                    "{} is a pickle checkpoint ({how}); loading a pickle runs code, so it is not opened. \
+                     Convert it to safetensors to inspect it",
+                    info.path
+                ),
+            )),
+            Parsed::Other => findings.push(Finding::info(
+                rules::IGNORED_FILE,
+                format!("{} is not a checkpoint file and was ignored", info.path),
+            )),
+        }
+    }
+    let use_gguf =
+        gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
+    if !st.is_empty() && !gg.is_empty() {
+        let (kept, dropped) = if use_gguf {
+            ("GGUF", st.len())
+        } else {
+            ("safetensors", gg.len())
+        };
+        findings.push(Finding::error(
+            rules::MIXED_FORMATS,
+            format!("files of both formats were given; showing the {kept} files and ignoring {dropped} others"),
+        ));
+    }
+    let mut cp = if use_gguf {
+        for (info, _) in &indexes {
+            findings.push(Finding::info(
+                rules::IGNORED_FILE,
+                format!("{} is a safetensors index and was ignored", info.path),
+            ));
+        }
+        gguf_set(gg)
+    } else if !st.is_empty() || !indexes.is_empty() {
+        safetensors_set(st, indexes)
+    } else {
+        findings.push(Finding::error(
+            rules::NO_CHECKPOINT,
+            "no safetensors or GGUF file among the files given",
+        ));
+        Checkpoint {
+            format: Format::Safetensors,
+            files: vec![],
+            metadata: vec![],
+            tensors: vec![],
+            findings: vec![],
+        }
+    };
+    findings.append(&mut cp.findings);
+    cp.findings = findings;
+    cp
+}
+
+fn safetensors_set(
+    mut files: Vec<(FileInfo, safetensors::Header)>,
+    mut indexes: Vec<(FileInfo, safetensors::Index)>,
+) -> Checkpoint {
+    files.sort_by(|a, b| base_name(&a.0.path).cmp(base_name(&b.0.path)));
+    let mut findings = Vec::new();
+    let mut metadata: Vec<(String, MetaValue)> = Vec::new();
+    let mut tensors = Vec::new();
+    let mut infos = Vec::new();
+    for (i, (info, h)) in files.into_iter().enumerate() {
+        let data_start = h.data_start();
+        for (k, v) in h.metadata {
+            if !metadata.iter().any(|(mk, _)| *mk == k) {
+                metadata.push((k, MetaValue::Text(v)));
+            }
+        }
+        for t in h.tensors {
+            tensors.push(Tensor {
+                nbytes: t.end.saturating_sub(t.begin),
+                dtype: match t.dtype {
+                    Ok(d) => Dtype::Safetensors(d),
+                    Err(s) => Dtype::Unknown(s),
+                },
+                shape: t.shape,
+                file: i,
+                offset: data_start.saturating_add(t.begin),
+                name: t.name,
+            });
+        }
+        findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));
+        infos.push(info);
+    }
+    duplicate_names(&tensors, &infos, &mut findings);
+    if indexes.len() > 1 {
+        for (info, _) in indexes.drain(1..) {
+            findings.push(Finding::warning(
+                rules::EXTRA_INDEX,
+                format!("{} is a second index and was ignored", info.path),
+            ));
+        }
+    }
+    match indexes.pop() {
+        Some((info, index)) => check_index(&info, index, &tensors, &infos, &mut findings),
+        None => check_shard_names(&infos, &mut findings),
+    }
+    Checkpoint {
+        format: Format::Safetensors,
+        files: infos,
+        metadata,
+        tensors,
+        findings,
+    }
+}
+
+fn duplicate_names(tensors: &[Tensor], files: &[FileInfo], findings: &mut Vec<Finding>) {
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for t in tensors {
+        match first.get(t.name.as_str()) {
+            Some(&f) if f != t.file => findings.push(
+                Finding::error(
+                    rules::DUPLICATE_TENSOR,
+                    format!(
+                        "tensor is in both {} and {}",
+                        files[f].path, files[t.file].path
+                    ),
+                )
+                .on_tensor(&t.name),
+            ),
+            Some(_) => {}
+            None => {
+                first.insert(&t.name, t.file);
+            }
+        }
+    }
+}
+
+fn check_index(
+    index_file: &FileInfo,
+    index: safetensors::Index,
+    tensors: &[Tensor],
+    files: &[FileInfo],
+    findings: &mut Vec<Finding>,
+) {
+    let ipath = &index_file.path;
+    findings.extend(index.findings);
+    let shard_of: HashMap<&str, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (base_name(&f.path), i))
+        .collect();
+    let mut where_is: HashMap<&str, usize> = HashMap::new();
+    for t in tensors {
+        where_is.entry(t.name.as_str()).or_insert(t.file);
+    }
+    let mut missing_shards = BTreeMap::new();
+    let mut indexed = HashSet::new();
+    for (name, shard) in &index.weight_map {
+        indexed.insert(name.as_str());
+        let Some(&want) = shard_of.get(base_name(shard)) else {
+            *missing_shards.entry(shard.as_str()).or_insert(0u64) += 1;
+            continue;
+        };
+        match where_is.get(name.as_str()) {
+            Some(&got) if got == want => {}
+            Some(&got) => findings.push(
+                Finding::error(
+                    rules::WRONG_SHARD,
+                    format!(
+                        "{ipath} places the tensor in {shard} but it is in {}",
+                        files[got].path
+                    ),
+                )
+                .on_tensor(name),
+            ),
+            None => findings.push(
+                Finding::error(
+                    rules::MISSING_TENSOR,
+                    format!("{ipath} places the tensor in {shard}, which does not hold it"),
+                )
+                .on_tensor(name),
+            ),
+        }
+    }
+    for (shard, n) in &missing_shards {
+        findings.push(Finding::error(
+            rules::MISSING_SHARD,
+            format!("shard {shard} (holding {n} tensors according to {ipath}) was not given"),
+        ));
+    }
+    for t in tensors {
+        if !indexed.contains(t.name.as_str()) {
+            findings.push(
+                Finding::error(
+                    rules::UNINDEXED_TENSOR,
+                    format!("tensor in {} is not listed in {ipath}", files[t.file].path),
+                )
+                .in_file(t.file)
+                .on_tensor(&t.name),
+            );
+        }
+    }
+    if let (Some(total), true) = (index.total_size, missing_shards.is_empty()) {
+        let sum: u64 = tensors
+            .iter()
+            .map(|t| t.nbytes)
+            .fold(0, u64::saturating_add);
+        if sum != total {
+            findings.push(Finding::warning(
+                rules::TOTAL_SIZE_MISMATCH,
+                format!(
+                    "{ipath} gives metadata.total_size {total} but the tensors hold {sum} bytes"
+                ),
+            ));
+        }
+    }
+}
+
+/// `(k, n)` from a name with `-0000k-of-0000n` before its extension.
+pub fn shard_number(name: &str) -> Option<(u32, u32)> {
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    let (rest, total) = stem.rsplit_once("-of-")?;
+    let (_, k) = rest.rsplit_once('-')?;
+    let digits = |s: &str| s.len() >= 3 && s.bytes().all(|b| b.is_ascii_digit());
+    let total = total.split('-').next()?;
+    if !digits(k) || !digits(total) {
+        return None;
+    }
+    Some((k.parse().ok()?, total.parse().ok()?))
+}
+
+/// Without an index, shards named `-0000k-of-0000n` must all be there.
+fn check_shard_names(files: &[FileInfo], findings: &mut Vec<Finding>) {
+    let mut sets: BTreeMap<(String, u32), HashSet<u32>> = BTreeMap::new();
+    for f in files {
+        let name = base_name(&f.path);
+        if let Some((k, n)) = shard_number(name) {
+            let prefix = name[..name.rfind("-of-").unwrap_or(0)]
+                .rsplit_once('-')
+                .map_or("", |p| p.0);
+            sets.entry((prefix.to_owned(), n)).or_default().insert(k);
+        }
+    }
+    for ((prefix, n), have) in sets {
+        let missing: Vec<String> = (1..=n)
+            .filter(|k| !have.contains(k))
+            .map(|k| format!("{k:05}"))
+            .collect();
+        if !missing.is_empty() {
+            findings.push(Finding::error(
+                rules::MISSING_SHARD,
+                format!(
+                    "{prefix}: shards {} of {n} were not given",
+                    missing.join(", ")
+                ),
+            ));
+        }
+    }
+}
+
+fn split_u64(h: &gguf::Header, key: &str) -> Option<u64> {
+    h.get(key).and_then(Value::as_u64)
+}
+
+fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
+    files.sort_by_key(|(info, h)| {
+        (
+            split_u64(h, "split.no").unwrap_or(u64::MAX),
+            base_name(&info.path).to_owned(),
+        )
+    });
+    let mut findings = Vec::new();
+    check_split(&files, &mut findings);
+    let mut metadata: Vec<(String, MetaValue)> = Vec::new();
+    let mut tensors = Vec::new();
+    let mut infos = Vec::new();
+    for (i, (info, h)) in files.into_iter().enumerate() {
+        let data_start = h.data_start;
+        for t in &h.tensors {
+            tensors.push(Tensor {
+                name: t.name.clone(),
+                dtype: Dtype::Ggml(t.ggml_type),
+                shape: t.ne.clone(),
+                file: i,
+                offset: data_start.map_or(0, |d| d.saturating_add(t.rel_offset)),
+                nbytes: t.nbytes.unwrap_or(0),
+            });
+        }
+        for (k, v) in h.metadata {
+            if !metadata.iter().any(|(mk, _)| *mk == k) {
+                metadata.push((k, MetaValue::Gguf(v)));
+            }
+        }
+        findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));
+        infos.push(info);
+    }
+    duplicate_names(&tensors, &infos, &mut findings);
+    let mut cp = Checkpoint {
+        format: Format::Gguf,
+        files: infos,
+        metadata,
+        tensors,
+        findings,
+    };
+    let naming = naming::check(&cp);
+    cp.findings.extend(naming);
+    cp
+}
+
+/// `split.no`, `split.count` and `split.tensors.count` must describe one complete set.
+fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) {
+    let split: Vec<_> = files
+        .iter()
+        .map(|(_, h)| {
+            (
+                split_u64(h, "split.no"),
+                split_u64(h, "split.count"),
+                split_u64(h, "split.tensors.count"),
+            )
+        })
+        .collect();
+    let mismatch = |msg: String| Finding::error(rules::SPLIT_MISMATCH, msg);
+    if split.iter().all(|s| s.1.is_none()) {
+        if files.len() > 1 {
+            findings.push(Finding::warning(
+                rules::NOT_A_SPLIT_SET,
+                format!(
+                    "{} GGUF files were given together but carry no split.* keys",
+                    files.len()
+                ),
+            ));
+        }
+        return;
+    }
+    let counts: HashSet<Option<u64>> = split.iter().map(|s| s.1).collect();
+    if counts.len() > 1 {
+        findings.push(mismatch(format!(
+            "files disagree on split.count: {counts:?}"
+        )));
+        return;
+    }
+    let count = split[0].1.unwrap_or(0);
+    let mut seen = HashSet::new();
+    for ((info, _), (no, _, _)) in files.iter().zip(&split) {
+        match no {
+            Some(n) if *n < count => {
+                if !seen.insert(*n) {
+                    findings.push(mismatch(format!("{} repeats split.no {n}", info.path)));
+                }
+            }
+            _ => findings.push(mismatch(format!(
+                "{} has split.no {no:?}, outside 0..{count}",
+                info.path
+            ))),
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|n| !seen.contains(n))
+        .map(|n| format!("{:05}", n + 1))
+        .collect();
+    if !missing.is_empty() {
+        findings.push(Finding::error(
+            rules::MISSING_SHARD,
+            format!(
+                "split set of {count} files lacks shards {}",
+                missing.join(", ")
+            ),
+        ));
+        return;
+    }
+    let declared = split.iter().find_map(|s| s.2);
+    let actual: u64 = files.iter().map(|(_, h)| h.tensors.len() as u64).sum();
+    if let Some(d) = declared.filter(|&d| d != actual) {
+        findings.push(mismatch(format!(
+            "split.tensors.count is {d} but the files hold {actual} tensors"
+        )));
+    }
+}

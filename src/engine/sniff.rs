@@ -1,0 +1,81 @@
+//! Telling file kinds apart from their first bytes and their name.
+
+/// Bytes [`sniff`] looks at.
+pub const SNIFF_BYTES: u64 = 16;
+
+/// What a file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    Gguf,
+    Safetensors,
+    SafetensorsIndex,
+    /// A pickle checkpoint (`torch.save`): recognised, never loaded; the text says which form.
+    Pickle(&'static str),
+    /// Anything else (config files, tokenizers, READMEs).
+    Other,
+}
+
+/// The kind of the file called `name` (a path or file name) starting with `head`.
+pub fn sniff(name: &str, head: &[u8]) -> FileKind {
+    let lower = name.to_ascii_lowercase();
+    if head.starts_with(b"GGUF") || lower.ends_with(".gguf") {
+        return FileKind::Gguf;
+    }
+    if lower.ends_with(".safetensors") || looks_like_safetensors(head) {
+        return FileKind::Safetensors;
+    }
+    if lower.ends_with("safetensors.index.json") {
+        return FileKind::SafetensorsIndex;
+    }
+    if head.starts_with(b"PK\x03\x04") && is_pickle_name(&lower) {
+        return FileKind::Pickle("a zip archive as written by torch.save");
+    }
+    if head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
+        return FileKind::Pickle("a raw pickle stream");
+    }
+    if is_pickle_name(&lower) && !lower.ends_with(".json") {
+        return FileKind::Pickle("named like a pickle checkpoint");
+    }
+    FileKind::Other
+}
+
+fn is_pickle_name(lower: &str) -> bool {
+    [".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
+/// An 8-byte little-endian length followed by `{`.
+fn looks_like_safetensors(head: &[u8]) -> bool {
+    head.len() > 8
+        && head[8] == b'{'
+        && u64::from_le_bytes(head[..8].try_into().expect("8 bytes")) >= 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_told_apart() {
+        assert_eq!(sniff("x", b"GGUF\x03\0\0\0"), FileKind::Gguf);
+        assert_eq!(
+            sniff("x.bin", b"\x02\0\0\0\0\0\0\0{}"),
+            FileKind::Safetensors
+        );
+        assert_eq!(
+            sniff("model.safetensors.index.json", b"{\n"),
+            FileKind::SafetensorsIndex
+        );
+        assert!(matches!(
+            sniff("pytorch_model.bin", b"PK\x03\x04...."),
+            FileKind::Pickle(_)
+        ));
+        assert!(matches!(
+            sniff("weights", b"\x80\x02}q\0"),
+            FileKind::Pickle(_)
+        ));
+        assert_eq!(sniff("config.json", b"{\"a\": 1}"), FileKind::Other);
+        assert_eq!(sniff("pytorch_model.bin.index.json", b"{"), FileKind::Other);
+    }
+}

@@ -1,0 +1,173 @@
+//! Helpers shared by the host tests: in-memory drivers and byte builders for hostile files.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use tensorscope::engine::model::{Checkpoint, FileInfo};
+use tensorscope::engine::open::{FileDecoder, Parsed};
+use tensorscope::engine::range::ByteRange;
+use tensorscope::engine::shards::assemble;
+use tensorscope::engine::step::{drive, Decoder, Step};
+
+/// The fixture folder.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Parse `bytes` as the file `name`, reading in chunks of `chunk` bytes.
+pub fn parse(name: &str, bytes: &[u8], chunk: u64) -> Parsed {
+    let len = bytes.len() as u64;
+    drive(FileDecoder::new(name, len), chunk, |r: ByteRange| {
+        Ok::<_, ()>(bytes[r.start.min(len) as usize..r.end.min(len) as usize].to_vec())
+    })
+    .unwrap()
+}
+
+/// Parse `bytes`, cutting every read at the next of `cuts` (absolute offsets): any chunking.
+pub fn parse_cut(name: &str, bytes: &[u8], cuts: &[u64]) -> Parsed {
+    let len = bytes.len() as u64;
+    let mut d = FileDecoder::new(name, len);
+    let mut reads = 0u64;
+    loop {
+        match d.step() {
+            Step::Done(p) => return p,
+            Step::Need(r) => {
+                reads += 1;
+                assert!(reads < 10_000_000, "decoder does not make progress");
+                let cut = cuts
+                    .iter()
+                    .copied()
+                    .find(|&c| c > r.start)
+                    .unwrap_or(u64::MAX);
+                let end = r.end.min(cut).min(len).max(r.start + 1).min(len);
+                d.feed(r.start, &bytes[r.start.min(len) as usize..end as usize])
+                    .unwrap();
+            }
+        }
+    }
+}
+
+/// Open in-memory files as one checkpoint.
+pub fn open_all(files: &[(&str, &[u8])]) -> Checkpoint {
+    let parsed = files
+        .iter()
+        .map(|(name, bytes)| {
+            (
+                FileInfo {
+                    path: name.to_string(),
+                    size: bytes.len() as u64,
+                },
+                parse(name, bytes, 1 << 20),
+            )
+        })
+        .collect();
+    assemble(parsed)
+}
+
+/// Open one in-memory file.
+pub fn open_one(name: &str, bytes: &[u8]) -> Checkpoint {
+    open_all(&[(name, bytes)])
+}
+
+/// The codes of a checkpoint's findings.
+pub fn codes(cp: &Checkpoint) -> Vec<&'static str> {
+    cp.findings.iter().map(|f| f.code).collect()
+}
+
+/// Builds GGUF bytes field by field, in either byte order.
+#[derive(Default, Clone)]
+pub struct Gguf {
+    pub big: bool,
+    pub bytes: Vec<u8>,
+}
+
+impl Gguf {
+    /// Magic, version and counts.
+    pub fn header(version: u32, tensors: u64, kvs: u64) -> Self {
+        let mut g = Gguf::default();
+        g.raw(b"GGUF").u32(version).u64(tensors).u64(kvs);
+        g
+    }
+
+    pub fn header_be(version: u32, tensors: u64, kvs: u64) -> Self {
+        let mut g = Gguf {
+            big: true,
+            bytes: Vec::new(),
+        };
+        g.raw(b"GGUF").u32(version).u64(tensors).u64(kvs);
+        g
+    }
+
+    pub fn raw(&mut self, b: &[u8]) -> &mut Self {
+        self.bytes.extend_from_slice(b);
+        self
+    }
+
+    pub fn u32(&mut self, v: u32) -> &mut Self {
+        let b = if self.big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        };
+        self.raw(&b)
+    }
+
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        let b = if self.big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        };
+        self.raw(&b)
+    }
+
+    /// A length-prefixed string.
+    pub fn str(&mut self, s: &[u8]) -> &mut Self {
+        self.u64(s.len() as u64).raw(s)
+    }
+
+    /// A key/value with a u32 value.
+    pub fn kv_u32(&mut self, key: &str, v: u32) -> &mut Self {
+        self.str(key.as_bytes()).u32(4).u32(v)
+    }
+
+    /// A key/value with a string value.
+    pub fn kv_str(&mut self, key: &str, v: &str) -> &mut Self {
+        self.str(key.as_bytes()).u32(8).str(v.as_bytes())
+    }
+
+    /// A tensor info.
+    pub fn tensor(&mut self, name: &str, ne: &[u64], ggml_type: u32, rel_offset: u64) -> &mut Self {
+        self.str(name.as_bytes()).u32(ne.len() as u32);
+        for &d in ne {
+            self.u64(d);
+        }
+        self.u32(ggml_type).u64(rel_offset)
+    }
+
+    /// Zero padding up to a multiple of `align`.
+    pub fn pad(&mut self, align: usize) -> &mut Self {
+        while self.bytes.len() % align != 0 {
+            self.bytes.push(0);
+        }
+        self
+    }
+
+    /// `n` zero bytes of tensor data.
+    pub fn data(&mut self, n: usize) -> &mut Self {
+        self.bytes.resize(self.bytes.len() + n, 0);
+        self
+    }
+
+    pub fn build(&self) -> Vec<u8> {
+        self.bytes.clone()
+    }
+}
+
+/// safetensors bytes from a header JSON text and `data_len` zero bytes of data.
+pub fn safetensors(header: &str, data_len: usize) -> Vec<u8> {
+    let mut b = (header.len() as u64).to_le_bytes().to_vec();
+    b.extend_from_slice(header.as_bytes());
+    b.resize(b.len() + data_len, 0);
+    b
+}
