@@ -20,12 +20,8 @@ fn read(rel: &str) -> Vec<u8> {
 
 /// Compare report tensors with the reference's, field by field.
 fn assert_tensors(report: &Json, want: &Json, file_idx: Option<u64>) {
-    let got: Vec<&Json> = report["tensors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| file_idx.is_none_or(|i| t["file"] == i))
-        .collect();
+    let got: Vec<&Json> =
+        report["tensors"].as_array().unwrap().iter().filter(|t| file_idx.is_none_or(|i| t["file"] == i)).collect();
     let want = want["tensors"].as_array().unwrap();
     assert_eq!(got.len(), want.len());
     let mut got: Vec<_> = got.into_iter().collect();
@@ -46,63 +42,38 @@ fn assert_tensors(report: &Json, want: &Json, file_idx: Option<u64>) {
     }
 }
 
-const GGUF_FIXTURES: &[&str] = &[
-    "gguf_v3_le.gguf",
-    "gguf_all_types.gguf",
-    "gguf_v3_be.gguf",
-    "gguf_alignment_64.gguf",
-    "gguf_nested_array.gguf",
-];
+const GGUF_FIXTURES: &[&str] =
+    &["gguf_v3_le.gguf", "gguf_all_types.gguf", "gguf_v3_be.gguf", "gguf_alignment_64.gguf", "gguf_nested_array.gguf"];
 
 #[test]
 fn gguf_fixtures_match_gguf_py() {
     for name in GGUF_FIXTURES {
         let bytes = read(name);
         let want = expected(name);
-        let Parsed::Gguf(h) = parse(name, &bytes, 4096) else {
-            panic!("{name} not read as GGUF")
-        };
-        assert_eq!(
-            u64::from(h.version),
-            want["version"].as_u64().unwrap(),
-            "{name}"
-        );
+        let Parsed::Gguf(h) = parse(name, &bytes, 4096) else { panic!("{name} not read as GGUF") };
+        assert_eq!(u64::from(h.version), want["version"].as_u64().unwrap(), "{name}");
         assert_eq!(h.big_endian, want["endianness"] == "big", "{name}");
         assert_eq!(h.alignment, want["alignment"].as_u64().unwrap(), "{name}");
         assert_eq!(h.data_start, want["data_offset"].as_u64(), "{name}");
         assert_eq!(h.tensor_count, want["tensor_count"].as_u64().unwrap());
         assert_eq!(h.kv_count, want["kv_count"].as_u64().unwrap());
         let keys: Vec<&str> = h.metadata.iter().map(|(k, _)| k.as_str()).collect();
-        let want_keys: Vec<&str> = want["metadata_keys"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|k| k.as_str().unwrap())
-            .collect();
+        let want_keys: Vec<&str> =
+            want["metadata_keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
         assert_eq!(keys, want_keys, "{name}: metadata keys in file order");
 
         let cp = open_one(name, &bytes);
         let r = report(&cp);
         assert_eq!(r["format"], "gguf");
-        assert_eq!(
-            r["metadata"], want["metadata"],
-            "{name}: typed metadata values"
-        );
+        assert_eq!(r["metadata"], want["metadata"], "{name}: typed metadata values");
         assert_tensors(&r, &want, None);
-        assert!(
-            cp.findings.iter().all(|f| f.severity != Severity::Error),
-            "{name}: {:?}",
-            cp.findings
-        );
+        assert!(cp.findings.iter().all(|f| f.severity != Severity::Error), "{name}: {:?}", cp.findings);
     }
 }
 
 #[test]
 fn safetensors_fixtures_match_the_safetensors_package() {
-    for name in [
-        "st_all_numpy_dtypes.safetensors",
-        "st_exotic_dtypes.safetensors",
-    ] {
+    for name in ["st_all_numpy_dtypes.safetensors", "st_exotic_dtypes.safetensors"] {
         let bytes = read(name);
         let want = expected(name);
         let cp = open_one(name, &bytes);
@@ -111,30 +82,18 @@ fn safetensors_fixtures_match_the_safetensors_package() {
         assert_eq!(r["format"], "safetensors");
         assert_eq!(r["metadata"], want["metadata"], "{name}");
         assert_tensors(&r, &want, None);
-        let Parsed::Safetensors(h) = parse(name, &bytes, 7) else {
-            panic!()
-        };
+        let Parsed::Safetensors(h) = parse(name, &bytes, 7) else { panic!() };
         assert_eq!(h.data_start(), want["data_start"].as_u64().unwrap());
     }
 }
 
 #[test]
 fn sharded_safetensors_set_opens_as_one_model() {
-    let names = [
-        "model-00001-of-00002.safetensors",
-        "model-00002-of-00002.safetensors",
-        "model.safetensors.index.json",
-    ];
-    let files: Vec<(String, Vec<u8>)> = names
-        .iter()
-        .map(|n| (n.to_string(), read(&format!("sharded/{n}"))))
-        .collect();
+    let names =
+        ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"];
+    let files: Vec<(String, Vec<u8>)> = names.iter().map(|n| (n.to_string(), read(&format!("sharded/{n}")))).collect();
     // Given in reverse order: the set is sorted by shard name.
-    let refs: Vec<(&str, &[u8])> = files
-        .iter()
-        .rev()
-        .map(|(n, b)| (n.as_str(), b.as_slice()))
-        .collect();
+    let refs: Vec<(&str, &[u8])> = files.iter().rev().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
     let cp = open_all(&refs);
     assert!(cp.findings.is_empty(), "{:?}", cp.findings);
     let r = report(&cp);
@@ -148,34 +107,18 @@ fn sharded_safetensors_set_opens_as_one_model() {
 
 #[test]
 fn gguf_split_set_opens_as_one_model() {
-    let names = [
-        "model-00003-of-00003.gguf",
-        "model-00001-of-00003.gguf",
-        "model-00002-of-00003.gguf",
-    ];
-    let files: Vec<(String, Vec<u8>)> = names
-        .iter()
-        .map(|n| (n.to_string(), read(&format!("split/{n}"))))
-        .collect();
-    let refs: Vec<(&str, &[u8])> = files
-        .iter()
-        .map(|(n, b)| (n.as_str(), b.as_slice()))
-        .collect();
+    let names = ["model-00003-of-00003.gguf", "model-00001-of-00003.gguf", "model-00002-of-00003.gguf"];
+    let files: Vec<(String, Vec<u8>)> = names.iter().map(|n| (n.to_string(), read(&format!("split/{n}")))).collect();
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
     let cp = open_all(&refs);
     assert!(cp.findings.is_empty(), "{:?}", cp.findings);
     let r = report(&cp);
     for i in 0..3 {
         let want = expected(&format!("split/model-0000{}-of-00003.gguf", i + 1));
-        assert!(r["files"][i]["path"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("0000{}-of-00003.gguf", i + 1)));
+        assert!(r["files"][i]["path"].as_str().unwrap().ends_with(&format!("0000{}-of-00003.gguf", i + 1)));
         assert_tensors(&r, &want, Some(i as u64));
     }
-    assert_eq!(
-        r["metadata"]["split.count"],
-        serde_json::json!({"type": "u16", "value": 3})
-    );
+    assert_eq!(r["metadata"]["split.count"], serde_json::json!({"type": "u16", "value": 3}));
 }
 
 /// Every fixture gives the same result whatever the chunking: chunks of 1, 7, 4096, irregular
@@ -183,29 +126,13 @@ fn gguf_split_set_opens_as_one_model() {
 #[test]
 fn any_chunking_gives_the_same_result() {
     let mut all: Vec<String> = GGUF_FIXTURES.iter().map(|s| s.to_string()).collect();
-    all.extend(
-        [
-            "st_all_numpy_dtypes.safetensors",
-            "st_exotic_dtypes.safetensors",
-        ]
-        .map(String::from),
-    );
-    all.extend(
-        [
-            "sharded/model.safetensors.index.json",
-            "split/model-00001-of-00003.gguf",
-        ]
-        .map(String::from),
-    );
+    all.extend(["st_all_numpy_dtypes.safetensors", "st_exotic_dtypes.safetensors"].map(String::from));
+    all.extend(["sharded/model.safetensors.index.json", "split/model-00001-of-00003.gguf"].map(String::from));
     for name in &all {
         let bytes = read(name);
         let whole = parse(name, &bytes, u64::MAX);
         for chunk in [1, 7, 4096] {
-            assert_eq!(
-                parse(name, &bytes, chunk),
-                whole,
-                "{name} in chunks of {chunk}"
-            );
+            assert_eq!(parse(name, &bytes, chunk), whole, "{name} in chunks of {chunk}");
         }
         let irregular: Vec<u64> = (0..bytes.len() as u64)
             .scan(0u64, |at, i| {
@@ -213,11 +140,7 @@ fn any_chunking_gives_the_same_result() {
                 Some(*at)
             })
             .collect();
-        assert_eq!(
-            parse_cut(name, &bytes, &irregular),
-            whole,
-            "{name} in irregular chunks"
-        );
+        assert_eq!(parse_cut(name, &bytes, &irregular), whole, "{name} in irregular chunks");
         for k in 1..bytes.len() as u64 {
             assert_eq!(parse_cut(name, &bytes, &[k]), whole, "{name} split at {k}");
         }

@@ -47,19 +47,13 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         "check" => Command::Check,
         other => return Err(format!("unknown command '{other}'")),
     };
-    let mut parsed = Args {
-        command,
-        paths: Vec::new(),
-        json: false,
-    };
+    let mut parsed = Args { command, paths: Vec::new(), json: false };
     let mut only_paths = false;
     for a in rest {
         match a.as_str() {
             "--" if !only_paths => only_paths = true,
             "--json" if !only_paths => parsed.json = true,
-            flag if flag.starts_with("--") && !only_paths => {
-                return Err(format!("unknown option '{flag}'"))
-            }
+            flag if flag.starts_with("--") && !only_paths => return Err(format!("unknown option '{flag}'")),
             path => parsed.paths.push(PathBuf::from(path)),
         }
     }
@@ -71,10 +65,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
 
 /// Run the command line; returns the process exit status.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    if matches!(
-        args.first().map(String::as_str),
-        Some("-h" | "--help" | "help")
-    ) {
+    if matches!(args.first().map(String::as_str), Some("-h" | "--help" | "help")) {
         let _ = writeln!(out, "{USAGE}");
         return 0;
     }
@@ -93,11 +84,9 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     };
     let written = match (args.command, args.json) {
-        (Command::Inspect | Command::Check, true) => {
-            serde_json::to_writer_pretty(&mut *out, &report(&cp))
-                .map_err(std::io::Error::from)
-                .and_then(|_| writeln!(out))
-        }
+        (Command::Inspect | Command::Check, true) => serde_json::to_writer_pretty(&mut *out, &report(&cp))
+            .map_err(std::io::Error::from)
+            .and_then(|_| writeln!(out)),
         (Command::Inspect, false) => text::inspect(&cp, out),
         (Command::Check, false) => text::check(&cp, out),
     };
@@ -125,14 +114,7 @@ mod tests {
         assert!(parse_args(&args("frobnicate x")).is_err());
         assert!(parse_args(&args("inspect x --bogus")).is_err());
         let a = parse_args(&args("check a b --json -- --json")).unwrap();
-        assert_eq!(
-            a.paths,
-            vec![
-                PathBuf::from("a"),
-                PathBuf::from("b"),
-                PathBuf::from("--json")
-            ]
-        );
+        assert_eq!(a.paths, vec![PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("--json")]);
         assert!(a.json);
     }
 }

@@ -14,9 +14,8 @@ pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            let mut children: Vec<PathBuf> = std::fs::read_dir(p)?
-                .map(|e| e.map(|e| e.path()))
-                .collect::<io::Result<_>>()?;
+            let mut children: Vec<PathBuf> =
+                std::fs::read_dir(p)?.map(|e| e.map(|e| e.path())).collect::<io::Result<_>>()?;
             children.retain(|c| c.is_file());
             children.sort();
             out.extend(children);
@@ -45,12 +44,5 @@ fn open_file(path: &Path) -> io::Result<(FileInfo, crate::engine::open::Parsed, 
     let name = path.to_string_lossy().into_owned();
     let decoder = FileDecoder::new(&name, src.len());
     let parsed = drive(decoder, CHUNK_BYTES, |r| src.read(r))?;
-    Ok((
-        FileInfo {
-            path: name,
-            size: src.len(),
-        },
-        parsed,
-        src.bytes_read,
-    ))
+    Ok((FileInfo { path: name, size: src.len() }, parsed, src.bytes_read))
 }

@@ -18,11 +18,7 @@ impl FileSource {
     pub fn open(path: &Path) -> io::Result<Self> {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
-        Ok(FileSource {
-            file,
-            len,
-            bytes_read: 0,
-        })
+        Ok(FileSource { file, len, bytes_read: 0 })
     }
 
     pub fn len(&self) -> u64 {
@@ -37,8 +33,7 @@ impl FileSource {
     pub fn read(&mut self, range: ByteRange) -> io::Result<Vec<u8>> {
         let end = range.end.min(self.len);
         let n = end.saturating_sub(range.start);
-        let mut buf =
-            vec![0u8; usize::try_from(n).map_err(|_| io::Error::other("read too large"))?];
+        let mut buf = vec![0u8; usize::try_from(n).map_err(|_| io::Error::other("read too large"))?];
         read_exact_at(&self.file, &mut buf, range.start)?;
         self.bytes_read += n;
         Ok(buf)

@@ -16,37 +16,16 @@ pub fn inspect(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
     summary(cp, out)?;
     if !cp.metadata.is_empty() {
         writeln!(out, "\nmetadata ({} keys)", cp.metadata.len())?;
-        let width = cp
-            .metadata
-            .iter()
-            .map(|(k, _)| k.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(48);
+        let width = cp.metadata.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0).min(48);
         for (k, v) in &cp.metadata {
             writeln!(out, "  {k:<width$}  {}", clip(&meta_text(v)))?;
         }
     }
     writeln!(out, "\ntensors ({})", cp.tensors.len())?;
-    let width = cp
-        .tensors
-        .iter()
-        .map(|t| t.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(64);
+    let width = cp.tensors.iter().map(|t| t.name.chars().count()).max().unwrap_or(0).min(64);
     for t in &cp.tensors {
-        let shape = t
-            .shape
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(" x ");
-        let file = if cp.files.len() > 1 {
-            format!("  file {}", t.file)
-        } else {
-            String::new()
-        };
+        let shape = t.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(" x ");
+        let file = if cp.files.len() > 1 { format!("  file {}", t.file) } else { String::new() };
         writeln!(
             out,
             "  {:<width$}  {:<8} {:<22} {:>14} B  @ {}{file}",
@@ -85,11 +64,7 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
     if let Some(MetaValue::Gguf(v)) = cp.meta("general.file_type") {
         let id = v.as_u64();
         let name = id.and_then(file_type_name).unwrap_or("unknown");
-        writeln!(
-            out,
-            "file_type {} ({name})",
-            id.map_or("?".into(), |i| i.to_string())
-        )?;
+        writeln!(out, "file_type {} ({name})", id.map_or("?".into(), |i| i.to_string()))?;
     }
     if let (crate::engine::model::Format::Gguf, Some(f)) = (cp.format, cp.files.first()) {
         let p = parse_name(&f.path);
@@ -105,11 +80,7 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(out, "\nby dtype")?;
     for (name, t) in &s.by_dtype {
-        let share = if s.all.bytes == 0 {
-            0.0
-        } else {
-            100.0 * t.bytes as f64 / s.all.bytes as f64
-        };
+        let share = if s.all.bytes == 0 { 0.0 } else { 100.0 * t.bytes as f64 / s.all.bytes as f64 };
         writeln!(
             out,
             "  {name:<12} {:>7} tensors {:>16} params {:>16} bytes {share:>6.2}%  {:.3} bpw",
@@ -123,11 +94,7 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn findings(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
-    let errors = cp
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
+    let errors = cp.findings.iter().filter(|f| f.severity == Severity::Error).count();
     writeln!(out, "\nfindings ({}, {errors} errors)", cp.findings.len())?;
     for f in &cp.findings {
         let sev = match f.severity {
@@ -161,23 +128,10 @@ fn value_text(v: &Value) -> String {
         Value::String(s) => format!("{s:?}"),
         Value::Array(a) => {
             let items: Vec<String> = a.items.iter().take(8).map(value_text).collect();
-            let more = if a.len > items.len() as u64 {
-                ", …"
-            } else {
-                ""
-            };
-            format!(
-                "[{}; {}] [{}{more}]",
-                a.item_type.name(),
-                a.len,
-                items.join(", ")
-            )
+            let more = if a.len > items.len() as u64 { ", …" } else { "" };
+            format!("[{}; {}] [{}{more}]", a.item_type.name(), a.len, items.join(", "))
         }
-        other => format!(
-            "{} {}",
-            other.value_type().name(),
-            crate::engine::report::gguf_json(other)["value"]
-        ),
+        other => format!("{} {}", other.value_type().name(), crate::engine::report::gguf_json(other)["value"]),
     }
 }
 

@@ -41,13 +41,7 @@ impl Finding {
     }
 
     fn new(severity: Severity, code: &'static str, message: impl Into<String>) -> Self {
-        Finding {
-            severity,
-            code,
-            message: message.into(),
-            file: None,
-            tensor: None,
-        }
+        Finding { severity, code, message: message.into(), file: None, tensor: None }
     }
 
     /// The same finding located in file `file`.

@@ -75,9 +75,7 @@ pub struct Tensor {
 impl Tensor {
     /// Number of elements, or `None` when the product of the shape overflows `u64`.
     pub fn elems(&self) -> Option<u64> {
-        self.shape
-            .iter()
-            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+        self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
     }
 }
 

@@ -64,10 +64,7 @@ pub fn file_type_name(id: u64) -> Option<&'static str> {
 /// The GGML type most tensors of a mix labelled `label` (`Q4_K_M`, `MOSTLY_IQ3_M`) are in.
 pub fn label_type(label: &str) -> Option<GgmlType> {
     let upper = label.to_ascii_uppercase();
-    let l = upper
-        .strip_prefix("MOSTLY_")
-        .or_else(|| upper.strip_prefix("ALL_"))
-        .unwrap_or(&upper);
+    let l = upper.strip_prefix("MOSTLY_").or_else(|| upper.strip_prefix("ALL_")).unwrap_or(&upper);
     if let Some(t) = GgmlType::from_name(l).filter(|t| t.block().is_some()) {
         return Some(t);
     }
@@ -99,30 +96,21 @@ pub struct NameParts {
 pub fn parse_name(file_name: &str) -> NameParts {
     let name = base_name(file_name);
     let stem = match name.len().checked_sub(5) {
-        Some(i) if name.is_char_boundary(i) && name[i..].eq_ignore_ascii_case(".gguf") => {
-            &name[..i]
-        }
+        Some(i) if name.is_char_boundary(i) && name[i..].eq_ignore_ascii_case(".gguf") => &name[..i],
         _ => name,
     };
     let mut parts = NameParts::default();
     let mut stem = stem;
     if let Some((k, n)) = super::shards::shard_number(&format!("{stem}.gguf")) {
         parts.shard = Some((k, n));
-        stem = stem
-            .rsplit_once("-of-")
-            .and_then(|(r, _)| r.rsplit_once('-'))
-            .map_or(stem, |(r, _)| r);
+        stem = stem.rsplit_once("-of-").and_then(|(r, _)| r.rsplit_once('-')).map_or(stem, |(r, _)| r);
     }
     let fields: Vec<&str> = stem.split(['-', '.']).collect();
     let enc_at = fields.iter().rposition(|f| label_type(f).is_some());
     parts.encoding = enc_at.map(|i| fields[i].to_owned());
     let size_at = fields.iter().position(|f| parse_size_label(f).is_some());
     parts.size_label = size_at.map(|i| fields[i].to_owned());
-    let end = [enc_at, size_at]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(fields.len());
+    let end = [enc_at, size_at].into_iter().flatten().min().unwrap_or(fields.len());
     parts.base_name = fields[..end].join("-");
     parts
 }
@@ -130,9 +118,7 @@ pub fn parse_name(file_name: &str) -> NameParts {
 /// Parameters a size label like `7B`, `1.5B`, `135M` or `8x7B` stands for.
 pub fn parse_size_label(label: &str) -> Option<f64> {
     let (experts, rest) = match label.split_once(['x', 'X']) {
-        Some((e, r)) if !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit()) => {
-            (e.parse::<f64>().ok()?, r)
-        }
+        Some((e, r)) if !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit()) => (e.parse::<f64>().ok()?, r),
         _ => (1.0, label),
     };
     let unit = rest.chars().last()?;
@@ -170,11 +156,7 @@ fn dominant(cp: &Checkpoint) -> Option<(GgmlType, HashMap<GgmlType, u64>)> {
 /// the labelled type must hold at least a quarter of the weights of its kind.
 fn fits(want: GgmlType, top: GgmlType, by: &HashMap<GgmlType, u64>) -> bool {
     let same_kind = |t: &GgmlType| t.is_float() == want.is_float() && !t.is_integer();
-    let pool: u64 = by
-        .iter()
-        .filter(|(t, _)| same_kind(t))
-        .map(|(_, n)| n)
-        .sum();
+    let pool: u64 = by.iter().filter(|(t, _)| same_kind(t)).map(|(_, n)| n).sum();
     let have = by.get(&want).copied().unwrap_or(0);
     want == top || (pool > 0 && have * 4 >= pool)
 }
@@ -208,11 +190,7 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
     }
     if let Some(first) = cp.files.first() {
         let parts = parse_name(&first.path);
-        if let Some((enc, want)) = parts
-            .encoding
-            .as_deref()
-            .and_then(|e| Some((e, label_type(e)?)))
-        {
+        if let Some((enc, want)) = parts.encoding.as_deref().and_then(|e| Some((e, label_type(e)?))) {
             if !fits(want, top, &by) {
                 out.push(Finding::warning(
                     rules::NAME_TYPE_MISMATCH,
@@ -225,10 +203,7 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
                 ));
             }
         }
-        let complete = !cp
-            .findings
-            .iter()
-            .any(|f| f.code == super::shards::rules::MISSING_SHARD);
+        let complete = !cp.findings.iter().any(|f| f.code == super::shards::rules::MISSING_SHARD);
         if let (Some(label), true) = (parts.size_label.as_deref(), complete) {
             let params: u64 = by.values().sum();
             if let Some(said) = parse_size_label(label).filter(|s| *s > 0.0) {
@@ -265,16 +240,8 @@ mod tests {
         assert_eq!(p.encoding.as_deref(), Some("Q4_0"));
         assert_eq!(p.shard, Some((3, 9)));
         let p = parse_name("llama-2-7b.Q4_K_M.gguf");
-        assert_eq!(
-            (p.encoding.as_deref(), p.size_label.as_deref()),
-            (Some("Q4_K_M"), Some("7b"))
-        );
-        assert_eq!(
-            parse_name("Mixtral-8x7B-Instruct-v0.1-IQ3_M.gguf")
-                .encoding
-                .as_deref(),
-            Some("IQ3_M")
-        );
+        assert_eq!((p.encoding.as_deref(), p.size_label.as_deref()), (Some("Q4_K_M"), Some("7b")));
+        assert_eq!(parse_name("Mixtral-8x7B-Instruct-v0.1-IQ3_M.gguf").encoding.as_deref(), Some("IQ3_M"));
         assert_eq!(parse_size_label("8x7B"), Some(56e9));
         assert_eq!(parse_size_label("1.5B"), Some(1.5e9));
         assert_eq!(parse_size_label("v1"), None);

@@ -18,7 +18,7 @@ pub enum Parsed {
 
 enum Inner {
     Sniff(Window),
-    Gguf(gguf::HeaderDecoder),
+    Gguf(Box<gguf::HeaderDecoder>),
     Safetensors(safetensors::HeaderDecoder),
     Index(safetensors::IndexDecoder),
     Done(Option<Parsed>),
@@ -34,11 +34,7 @@ pub struct FileDecoder {
 impl FileDecoder {
     /// A decoder for the file called `name` (its path or file name) of `file_len` bytes.
     pub fn new(name: &str, file_len: u64) -> Self {
-        FileDecoder {
-            name: name.to_owned(),
-            file_len,
-            inner: Inner::Sniff(Window::new(0)),
-        }
+        FileDecoder { name: name.to_owned(), file_len, inner: Inner::Sniff(Window::new(0)) }
     }
 }
 
@@ -55,13 +51,9 @@ impl Decoder for FileDecoder {
                     }
                     let head = w.bytes().to_vec();
                     let mut inner = match sniff(&self.name, &head) {
-                        FileKind::Gguf => Inner::Gguf(gguf::HeaderDecoder::new(self.file_len)),
-                        FileKind::Safetensors => {
-                            Inner::Safetensors(safetensors::HeaderDecoder::new(self.file_len))
-                        }
-                        FileKind::SafetensorsIndex => {
-                            Inner::Index(safetensors::IndexDecoder::new(self.file_len))
-                        }
+                        FileKind::Gguf => Inner::Gguf(Box::new(gguf::HeaderDecoder::new(self.file_len))),
+                        FileKind::Safetensors => Inner::Safetensors(safetensors::HeaderDecoder::new(self.file_len)),
+                        FileKind::SafetensorsIndex => Inner::Index(safetensors::IndexDecoder::new(self.file_len)),
                         FileKind::Pickle(how) => Inner::Done(Some(Parsed::Pickle(how))),
                         FileKind::Other => Inner::Done(Some(Parsed::Other)),
                     };

@@ -12,10 +12,7 @@ pub struct ByteRange {
 impl ByteRange {
     /// The range `start..end`; `end` is clamped up to `start` so a range is never inverted.
     pub fn new(start: u64, end: u64) -> Self {
-        ByteRange {
-            start,
-            end: end.max(start),
-        }
+        ByteRange { start, end: end.max(start) }
     }
 
     /// The range of `len` bytes from `start`, saturating at `u64::MAX`.

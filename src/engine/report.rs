@@ -12,12 +12,7 @@ pub fn report(cp: &Checkpoint) -> Json {
     let by_dtype: Map<String, Json> = s
         .by_dtype
         .iter()
-        .map(|(name, t)| {
-            (
-                name.clone(),
-                json!({ "tensors": t.tensors, "params": t.params, "bytes": t.bytes }),
-            )
-        })
+        .map(|(name, t)| (name.clone(), json!({ "tensors": t.tensors, "params": t.params, "bytes": t.bytes })))
         .collect();
     json!({
         "format": cp.format.name(),

@@ -57,14 +57,9 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
             )),
         }
     }
-    let use_gguf =
-        gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
+    let use_gguf = gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
     if !st.is_empty() && !gg.is_empty() {
-        let (kept, dropped) = if use_gguf {
-            ("GGUF", st.len())
-        } else {
-            ("safetensors", gg.len())
-        };
+        let (kept, dropped) = if use_gguf { ("GGUF", st.len()) } else { ("safetensors", gg.len()) };
         findings.push(Finding::error(
             rules::MIXED_FORMATS,
             format!("files of both formats were given; showing the {kept} files and ignoring {dropped} others"),
@@ -81,17 +76,8 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     } else if !st.is_empty() || !indexes.is_empty() {
         safetensors_set(st, indexes)
     } else {
-        findings.push(Finding::error(
-            rules::NO_CHECKPOINT,
-            "no safetensors or GGUF file among the files given",
-        ));
-        Checkpoint {
-            format: Format::Safetensors,
-            files: vec![],
-            metadata: vec![],
-            tensors: vec![],
-            findings: vec![],
-        }
+        findings.push(Finding::error(rules::NO_CHECKPOINT, "no safetensors or GGUF file among the files given"));
+        Checkpoint { format: Format::Safetensors, files: vec![], metadata: vec![], tensors: vec![], findings: vec![] }
     };
     findings.append(&mut cp.findings);
     cp.findings = findings;
@@ -133,23 +119,15 @@ fn safetensors_set(
     duplicate_names(&tensors, &infos, &mut findings);
     if indexes.len() > 1 {
         for (info, _) in indexes.drain(1..) {
-            findings.push(Finding::warning(
-                rules::EXTRA_INDEX,
-                format!("{} is a second index and was ignored", info.path),
-            ));
+            findings
+                .push(Finding::warning(rules::EXTRA_INDEX, format!("{} is a second index and was ignored", info.path)));
         }
     }
     match indexes.pop() {
         Some((info, index)) => check_index(&info, index, &tensors, &infos, &mut findings),
         None => check_shard_names(&infos, &mut findings),
     }
-    Checkpoint {
-        format: Format::Safetensors,
-        files: infos,
-        metadata,
-        tensors,
-        findings,
-    }
+    Checkpoint { format: Format::Safetensors, files: infos, metadata, tensors, findings }
 }
 
 fn duplicate_names(tensors: &[Tensor], files: &[FileInfo], findings: &mut Vec<Finding>) {
@@ -159,10 +137,7 @@ fn duplicate_names(tensors: &[Tensor], files: &[FileInfo], findings: &mut Vec<Fi
             Some(&f) if f != t.file => findings.push(
                 Finding::error(
                     rules::DUPLICATE_TENSOR,
-                    format!(
-                        "tensor is in both {} and {}",
-                        files[f].path, files[t.file].path
-                    ),
+                    format!("tensor is in both {} and {}", files[f].path, files[t.file].path),
                 )
                 .on_tensor(&t.name),
             ),
@@ -183,11 +158,7 @@ fn check_index(
 ) {
     let ipath = &index_file.path;
     findings.extend(index.findings);
-    let shard_of: HashMap<&str, usize> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (base_name(&f.path), i))
-        .collect();
+    let shard_of: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (base_name(&f.path), i)).collect();
     let mut where_is: HashMap<&str, usize> = HashMap::new();
     for t in tensors {
         where_is.entry(t.name.as_str()).or_insert(t.file);
@@ -205,10 +176,7 @@ fn check_index(
             Some(&got) => findings.push(
                 Finding::error(
                     rules::WRONG_SHARD,
-                    format!(
-                        "{ipath} places the tensor in {shard} but it is in {}",
-                        files[got].path
-                    ),
+                    format!("{ipath} places the tensor in {shard} but it is in {}", files[got].path),
                 )
                 .on_tensor(name),
             ),
@@ -240,16 +208,11 @@ fn check_index(
         }
     }
     if let (Some(total), true) = (index.total_size, missing_shards.is_empty()) {
-        let sum: u64 = tensors
-            .iter()
-            .map(|t| t.nbytes)
-            .fold(0, u64::saturating_add);
+        let sum: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
         if sum != total {
             findings.push(Finding::warning(
                 rules::TOTAL_SIZE_MISMATCH,
-                format!(
-                    "{ipath} gives metadata.total_size {total} but the tensors hold {sum} bytes"
-                ),
+                format!("{ipath} gives metadata.total_size {total} but the tensors hold {sum} bytes"),
             ));
         }
     }
@@ -274,24 +237,16 @@ fn check_shard_names(files: &[FileInfo], findings: &mut Vec<Finding>) {
     for f in files {
         let name = base_name(&f.path);
         if let Some((k, n)) = shard_number(name) {
-            let prefix = name[..name.rfind("-of-").unwrap_or(0)]
-                .rsplit_once('-')
-                .map_or("", |p| p.0);
+            let prefix = name[..name.rfind("-of-").unwrap_or(0)].rsplit_once('-').map_or("", |p| p.0);
             sets.entry((prefix.to_owned(), n)).or_default().insert(k);
         }
     }
     for ((prefix, n), have) in sets {
-        let missing: Vec<String> = (1..=n)
-            .filter(|k| !have.contains(k))
-            .map(|k| format!("{k:05}"))
-            .collect();
+        let missing: Vec<String> = (1..=n).filter(|k| !have.contains(k)).map(|k| format!("{k:05}")).collect();
         if !missing.is_empty() {
             findings.push(Finding::error(
                 rules::MISSING_SHARD,
-                format!(
-                    "{prefix}: shards {} of {n} were not given",
-                    missing.join(", ")
-                ),
+                format!("{prefix}: shards {} of {n} were not given", missing.join(", ")),
             ));
         }
     }
@@ -302,12 +257,7 @@ fn split_u64(h: &gguf::Header, key: &str) -> Option<u64> {
 }
 
 fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
-    files.sort_by_key(|(info, h)| {
-        (
-            split_u64(h, "split.no").unwrap_or(u64::MAX),
-            base_name(&info.path).to_owned(),
-        )
-    });
+    files.sort_by_key(|(info, h)| (split_u64(h, "split.no").unwrap_or(u64::MAX), base_name(&info.path).to_owned()));
     let mut findings = Vec::new();
     check_split(&files, &mut findings);
     let mut metadata: Vec<(String, MetaValue)> = Vec::new();
@@ -334,13 +284,7 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
         infos.push(info);
     }
     duplicate_names(&tensors, &infos, &mut findings);
-    let mut cp = Checkpoint {
-        format: Format::Gguf,
-        files: infos,
-        metadata,
-        tensors,
-        findings,
-    };
+    let mut cp = Checkpoint { format: Format::Gguf, files: infos, metadata, tensors, findings };
     let naming = naming::check(&cp);
     cp.findings.extend(naming);
     cp
@@ -350,32 +294,21 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
 fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) {
     let split: Vec<_> = files
         .iter()
-        .map(|(_, h)| {
-            (
-                split_u64(h, "split.no"),
-                split_u64(h, "split.count"),
-                split_u64(h, "split.tensors.count"),
-            )
-        })
+        .map(|(_, h)| (split_u64(h, "split.no"), split_u64(h, "split.count"), split_u64(h, "split.tensors.count")))
         .collect();
     let mismatch = |msg: String| Finding::error(rules::SPLIT_MISMATCH, msg);
     if split.iter().all(|s| s.1.is_none()) {
         if files.len() > 1 {
             findings.push(Finding::warning(
                 rules::NOT_A_SPLIT_SET,
-                format!(
-                    "{} GGUF files were given together but carry no split.* keys",
-                    files.len()
-                ),
+                format!("{} GGUF files were given together but carry no split.* keys", files.len()),
             ));
         }
         return;
     }
     let counts: HashSet<Option<u64>> = split.iter().map(|s| s.1).collect();
     if counts.len() > 1 {
-        findings.push(mismatch(format!(
-            "files disagree on split.count: {counts:?}"
-        )));
+        findings.push(mismatch(format!("files disagree on split.count: {counts:?}")));
         return;
     }
     let count = split[0].1.unwrap_or(0);
@@ -387,31 +320,24 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
                     findings.push(mismatch(format!("{} repeats split.no {n}", info.path)));
                 }
             }
-            _ => findings.push(mismatch(format!(
-                "{} has split.no {no:?}, outside 0..{count}",
-                info.path
-            ))),
+            _ => findings.push(mismatch(format!("{} has split.no {no:?}, outside 0..{count}", info.path))),
         }
     }
-    let missing: Vec<String> = (0..count)
-        .filter(|n| !seen.contains(n))
-        .map(|n| format!("{:05}", n + 1))
-        .collect();
+    let missing: Vec<String> = (0..count).filter(|n| !seen.contains(n)).map(|n| format!("{:05}", n + 1)).collect();
     if !missing.is_empty() {
         findings.push(Finding::error(
             rules::MISSING_SHARD,
-            format!(
-                "split set of {count} files lacks shards {}",
-                missing.join(", ")
-            ),
+            format!("split set of {count} files lacks shards {}", missing.join(", ")),
         ));
         return;
     }
-    let declared = split.iter().find_map(|s| s.2);
     let actual: u64 = files.iter().map(|(_, h)| h.tensors.len() as u64).sum();
-    if let Some(d) = declared.filter(|&d| d != actual) {
-        findings.push(mismatch(format!(
-            "split.tensors.count is {d} but the files hold {actual} tensors"
-        )));
+    for ((info, _), (_, _, declared)) in files.iter().zip(&split) {
+        if let Some(d) = declared.filter(|&d| d != actual) {
+            findings.push(mismatch(format!(
+                "{} gives split.tensors.count {d} but the set holds {actual} tensors",
+                info.path
+            )));
+        }
     }
 }

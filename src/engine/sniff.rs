@@ -40,16 +40,12 @@ pub fn sniff(name: &str, head: &[u8]) -> FileKind {
 }
 
 fn is_pickle_name(lower: &str) -> bool {
-    [".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle"]
-        .iter()
-        .any(|e| lower.ends_with(e))
+    [".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle"].iter().any(|e| lower.ends_with(e))
 }
 
 /// An 8-byte little-endian length followed by `{`.
 fn looks_like_safetensors(head: &[u8]) -> bool {
-    head.len() > 8
-        && head[8] == b'{'
-        && u64::from_le_bytes(head[..8].try_into().expect("8 bytes")) >= 2
+    head.len() > 8 && head[8] == b'{' && u64::from_le_bytes(head[..8].try_into().expect("8 bytes")) >= 2
 }
 
 #[cfg(test)]
@@ -59,22 +55,10 @@ mod tests {
     #[test]
     fn kinds_are_told_apart() {
         assert_eq!(sniff("x", b"GGUF\x03\0\0\0"), FileKind::Gguf);
-        assert_eq!(
-            sniff("x.bin", b"\x02\0\0\0\0\0\0\0{}"),
-            FileKind::Safetensors
-        );
-        assert_eq!(
-            sniff("model.safetensors.index.json", b"{\n"),
-            FileKind::SafetensorsIndex
-        );
-        assert!(matches!(
-            sniff("pytorch_model.bin", b"PK\x03\x04...."),
-            FileKind::Pickle(_)
-        ));
-        assert!(matches!(
-            sniff("weights", b"\x80\x02}q\0"),
-            FileKind::Pickle(_)
-        ));
+        assert_eq!(sniff("x.bin", b"\x02\0\0\0\0\0\0\0{}"), FileKind::Safetensors);
+        assert_eq!(sniff("model.safetensors.index.json", b"{\n"), FileKind::SafetensorsIndex);
+        assert!(matches!(sniff("pytorch_model.bin", b"PK\x03\x04...."), FileKind::Pickle(_)));
+        assert!(matches!(sniff("weights", b"\x80\x02}q\0"), FileKind::Pickle(_)));
         assert_eq!(sniff("config.json", b"{\"a\": 1}"), FileKind::Other);
         assert_eq!(sniff("pytorch_model.bin.index.json", b"{"), FileKind::Other);
     }

@@ -24,11 +24,7 @@ pub struct FeedError {
 
 impl std::fmt::Display for FeedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "bytes fed at offset {} but the decoder needs offset {}",
-            self.got, self.expected
-        )
+        write!(f, "bytes fed at offset {} but the decoder needs offset {}", self.got, self.expected)
     }
 }
 
@@ -65,9 +61,7 @@ where
             Step::Need(range) => {
                 let want = ByteRange::at(range.start, range.len().clamp(1, chunk));
                 let bytes = read(want)?;
-                decoder
-                    .feed(want.start, &bytes)
-                    .expect("the driver feeds exactly where the decoder asked");
+                decoder.feed(want.start, &bytes).expect("the driver feeds exactly where the decoder asked");
             }
         }
     }
@@ -86,10 +80,7 @@ pub struct Window {
 impl Window {
     /// An empty window whose first byte will be at `base`.
     pub fn new(base: u64) -> Self {
-        Window {
-            base,
-            buf: Vec::new(),
-        }
+        Window { base, buf: Vec::new() }
     }
 
     /// Absolute offset of the first buffered byte.
@@ -110,10 +101,7 @@ impl Window {
     /// Append bytes that must start at [`Window::end`].
     pub fn push(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
         if offset != self.end() {
-            return Err(FeedError {
-                expected: self.end(),
-                got: offset,
-            });
+            return Err(FeedError { expected: self.end(), got: offset });
         }
         self.buf.extend_from_slice(bytes);
         Ok(())
@@ -138,13 +126,7 @@ mod tests {
     #[test]
     fn window_rejects_bytes_at_the_wrong_offset() {
         let mut w = Window::new(10);
-        assert_eq!(
-            w.push(11, b"x"),
-            Err(FeedError {
-                expected: 10,
-                got: 11
-            })
-        );
+        assert_eq!(w.push(11, b"x"), Err(FeedError { expected: 10, got: 11 }));
         w.push(10, b"abc").unwrap();
         w.consume(12);
         assert_eq!((w.base(), w.bytes()), (12, &b"c"[..]));

@@ -34,14 +34,9 @@ pub fn parse_cut(name: &str, bytes: &[u8], cuts: &[u64]) -> Parsed {
             Step::Need(r) => {
                 reads += 1;
                 assert!(reads < 10_000_000, "decoder does not make progress");
-                let cut = cuts
-                    .iter()
-                    .copied()
-                    .find(|&c| c > r.start)
-                    .unwrap_or(u64::MAX);
+                let cut = cuts.iter().copied().find(|&c| c > r.start).unwrap_or(u64::MAX);
                 let end = r.end.min(cut).min(len).max(r.start + 1).min(len);
-                d.feed(r.start, &bytes[r.start.min(len) as usize..end as usize])
-                    .unwrap();
+                d.feed(r.start, &bytes[r.start.min(len) as usize..end as usize]).unwrap();
             }
         }
     }
@@ -52,13 +47,7 @@ pub fn open_all(files: &[(&str, &[u8])]) -> Checkpoint {
     let parsed = files
         .iter()
         .map(|(name, bytes)| {
-            (
-                FileInfo {
-                    path: name.to_string(),
-                    size: bytes.len() as u64,
-                },
-                parse(name, bytes, 1 << 20),
-            )
+            (FileInfo { path: name.to_string(), size: bytes.len() as u64 }, parse(name, bytes, 1 << 20))
         })
         .collect();
     assemble(parsed)
@@ -90,10 +79,7 @@ impl Gguf {
     }
 
     pub fn header_be(version: u32, tensors: u64, kvs: u64) -> Self {
-        let mut g = Gguf {
-            big: true,
-            bytes: Vec::new(),
-        };
+        let mut g = Gguf { big: true, bytes: Vec::new() };
         g.raw(b"GGUF").u32(version).u64(tensors).u64(kvs);
         g
     }
@@ -104,20 +90,12 @@ impl Gguf {
     }
 
     pub fn u32(&mut self, v: u32) -> &mut Self {
-        let b = if self.big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        };
+        let b = if self.big { v.to_be_bytes() } else { v.to_le_bytes() };
         self.raw(&b)
     }
 
     pub fn u64(&mut self, v: u64) -> &mut Self {
-        let b = if self.big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        };
+        let b = if self.big { v.to_be_bytes() } else { v.to_le_bytes() };
         self.raw(&b)
     }
 
@@ -147,7 +125,7 @@ impl Gguf {
 
     /// Zero padding up to a multiple of `align`.
     pub fn pad(&mut self, align: usize) -> &mut Self {
-        while self.bytes.len() % align != 0 {
+        while !self.bytes.len().is_multiple_of(align) {
             self.bytes.push(0);
         }
         self

@@ -63,10 +63,7 @@ const TABLE: &[(u32, &str, Kind)] = &[
 ];
 
 const fn live(block_elems: u64, block_bytes: u64) -> Kind {
-    Kind::Live {
-        block_elems,
-        block_bytes,
-    }
+    Kind::Live { block_elems, block_bytes }
 }
 
 /// Number of type ids ggml has assigned (`GGML_TYPE_COUNT`).
@@ -84,10 +81,7 @@ impl GgmlType {
 
     /// The type with the spec spelling `name` (`"Q4_K"`), case-insensitively.
     pub fn from_name(name: &str) -> Option<GgmlType> {
-        TABLE
-            .iter()
-            .find(|(_, n, _)| n.eq_ignore_ascii_case(name))
-            .map(|&(id, _, _)| GgmlType(id))
+        TABLE.iter().find(|(_, n, _)| n.eq_ignore_ascii_case(name)).map(|&(id, _, _)| GgmlType(id))
     }
 
     fn entry(self) -> Option<&'static (u32, &'static str, Kind)> {
@@ -102,10 +96,7 @@ impl GgmlType {
     /// `(elements, bytes)` per block for a live type.
     pub fn block(self) -> Option<(u64, u64)> {
         match self.kind()? {
-            Kind::Live {
-                block_elems,
-                block_bytes,
-            } => Some((block_elems, block_bytes)),
+            Kind::Live { block_elems, block_bytes } => Some((block_elems, block_bytes)),
             Kind::Removed => None,
         }
     }
@@ -122,7 +113,7 @@ impl GgmlType {
     /// is not a whole number of blocks, or the size overflows.
     pub fn nbytes(self, elems: u64) -> Option<u64> {
         let (block_elems, block_bytes) = self.block()?;
-        if elems % block_elems != 0 {
+        if !elems.is_multiple_of(block_elems) {
             return None;
         }
         (elems / block_elems).checked_mul(block_bytes)
@@ -153,11 +144,7 @@ mod tests {
 
     #[test]
     fn sizes_match_the_block_structs() {
-        assert_eq!(
-            GgmlType(9).block(),
-            Some((32, 36)),
-            "Q8_1 is two f16 + 32 int8"
-        );
+        assert_eq!(GgmlType(9).block(), Some((32, 36)), "Q8_1 is two f16 + 32 int8");
         assert_eq!(GgmlType(12).nbytes(512), Some(288));
         assert_eq!(GgmlType(12).nbytes(100), None);
         assert_eq!(GgmlType(4).block(), None);

@@ -137,11 +137,7 @@ impl HeaderDecoder {
         HeaderDecoder {
             window: Window::new(0),
             state: State::Preamble,
-            out: Header {
-                file_len,
-                alignment: DEFAULT_ALIGNMENT,
-                ..Header::default()
-            },
+            out: Header { file_len, alignment: DEFAULT_ALIGNMENT, ..Header::default() },
             kvs_read: 0,
             tensors_read: 0,
             frames: Vec::new(),
@@ -212,12 +208,14 @@ impl HeaderDecoder {
         self.out.big_endian = big;
         match version {
             2 | 3 => {}
-            1 => return Stop(Finding::error(
-                rules::UNSUPPORTED_VERSION,
-                "GGUF version 1 (u32 counts and lengths, before August 2023) is recognised but \
+            1 => {
+                return Stop(Finding::error(
+                    rules::UNSUPPORTED_VERSION,
+                    "GGUF version 1 (u32 counts and lengths, before August 2023) is recognised but \
                      not supported by current readers; convert the file",
-            ))
-            .into(),
+                ))
+                .into()
+            }
             v => {
                 return Stop(Finding::error(
                     rules::UNSUPPORTED_VERSION,
@@ -284,10 +282,7 @@ impl HeaderDecoder {
             .into();
         };
         let value = if vt == ValueType::Array {
-            match self.array_head(
-                &mut Reader::new(&self.window.bytes()[r.pos() as usize..], big),
-                start + r.pos(),
-            ) {
+            match self.array_head(&mut Reader::new(&self.window.bytes()[r.pos() as usize..], big), start + r.pos()) {
                 Ok(frame) => {
                     let used = r.pos() + 12;
                     self.frames.push(frame);
@@ -321,9 +316,7 @@ impl HeaderDecoder {
         let Some(item_type) = ValueType::from_id(item_id) else {
             return Err(Stop(Finding::error(
                 rules::BAD_VALUE_TYPE,
-                format!(
-                    "array at offset {at} has item type {item_id}, not one of the 13 GGUF types"
-                ),
+                format!("array at offset {at} has item type {item_id}, not one of the 13 GGUF types"),
             ))
             .into());
         };
@@ -334,13 +327,7 @@ impl HeaderDecoder {
             ))
             .into());
         }
-        let min_item = item_type
-            .fixed_bytes()
-            .unwrap_or(if item_type == ValueType::String {
-                8
-            } else {
-                12
-            });
+        let min_item = item_type.fixed_bytes().unwrap_or(if item_type == ValueType::String { 8 } else { 12 });
         let left = self.out.file_len.saturating_sub(at + 12);
         if len.checked_mul(min_item).is_none_or(|b| b > left) {
             return Err(Stop(Finding::error(
@@ -352,13 +339,7 @@ impl HeaderDecoder {
             ))
             .into());
         }
-        Ok(Frame {
-            item_type,
-            len,
-            read: 0,
-            items: Vec::new(),
-            start: at + 12,
-        })
+        Ok(Frame { item_type, len, read: 0, items: Vec::new(), start: at + 12 })
     }
 
     fn short_or_stop(&self, s: Short, at: u64) -> Outcome {
@@ -396,10 +377,7 @@ impl HeaderDecoder {
                 }
                 None => {
                     self.state = State::KeyValue;
-                    let key = self
-                        .pending_key
-                        .take()
-                        .expect("a top-level array has a key");
+                    let key = self.pending_key.take().expect("a top-level array has a key");
                     let at = self.pos();
                     self.push_kv(key, array, at);
                 }
@@ -407,10 +385,7 @@ impl HeaderDecoder {
             return Outcome::Progress;
         }
         let item_type = frame.item_type;
-        if let (Some(size), true) = (
-            item_type.fixed_bytes(),
-            frame.items.len() >= ARRAY_ITEMS_KEPT,
-        ) {
+        if let (Some(size), true) = (item_type.fixed_bytes(), frame.items.len() >= ARRAY_ITEMS_KEPT) {
             // Past the kept items, fixed-size items are skipped unread.
             let skip = (frame.len - frame.read) * size; // checked against the file in array_head
             frame.read = frame.len;
@@ -551,15 +526,7 @@ impl HeaderDecoder {
         let name = text(name, start, "tensor name", &mut self.out.findings);
         self.window.consume(start + used);
         self.tensors_read += 1;
-        let t = self.check_tensor(
-            name,
-            name_len,
-            ne,
-            n_dims,
-            GgmlType(type_id),
-            rel_offset,
-            start,
-        );
+        let t = self.check_tensor(name, name_len, ne, n_dims, GgmlType(type_id), rel_offset, start);
         self.out.tensors.push(t);
         Outcome::Progress
     }
@@ -576,61 +543,35 @@ impl HeaderDecoder {
         at: u64,
     ) -> TensorInfo {
         let mut findings = Vec::new();
-        let mut fault =
-            |code, msg: String| findings.push(Finding::error(code, msg).on_tensor(&name));
+        let mut fault = |code, msg: String| findings.push(Finding::error(code, msg).on_tensor(&name));
         if name_len >= MAX_NAME_BYTES {
             fault(
                 rules::NAME_TOO_LONG,
-                format!(
-                    "tensor name at offset {at} is {name_len} bytes; ggml allows at most {}",
-                    MAX_NAME_BYTES - 1
-                ),
+                format!("tensor name at offset {at} is {name_len} bytes; ggml allows at most {}", MAX_NAME_BYTES - 1),
             );
         }
         if !self.names.insert(name.clone()) {
-            fault(
-                rules::DUPLICATE_TENSOR,
-                format!("tensor name at offset {at} is used more than once"),
-            );
+            fault(rules::DUPLICATE_TENSOR, format!("tensor name at offset {at} is used more than once"));
         }
         if n_dims > MAX_DIMS {
-            fault(
-                rules::TOO_MANY_DIMS,
-                format!("tensor has {n_dims} dimensions; ggml allows at most {MAX_DIMS}"),
-            );
+            fault(rules::TOO_MANY_DIMS, format!("tensor has {n_dims} dimensions; ggml allows at most {MAX_DIMS}"));
         }
         let mut nbytes = None;
         if let Some(d) = ne.iter().position(|&d| d > i64::MAX as u64) {
-            fault(
-                rules::NEGATIVE_DIM,
-                format!(
-                    "dimension {d} is negative as ggml's int64 ({})",
-                    ne[d] as i64
-                ),
-            );
+            fault(rules::NEGATIVE_DIM, format!("dimension {d} is negative as ggml's int64 ({})", ne[d] as i64));
         } else {
-            let elems = ne.iter().try_fold(1u64, |acc, &d| {
-                acc.checked_mul(d).filter(|&e| e <= i64::MAX as u64)
-            });
+            let elems = ne.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d).filter(|&e| e <= i64::MAX as u64));
             match (elems, ggml_type.kind()) {
-                (None, _) => fault(
-                    rules::ELEM_COUNT_OVERFLOW,
-                    format!("element count of shape {ne:?} overflows ggml's int64"),
-                ),
+                (None, _) => {
+                    fault(rules::ELEM_COUNT_OVERFLOW, format!("element count of shape {ne:?} overflows ggml's int64"))
+                }
                 (_, None) => fault(
                     rules::UNKNOWN_TYPE,
-                    format!(
-                        "GGML type id {} is not a known type; decoding is disabled",
-                        ggml_type.0
-                    ),
+                    format!("GGML type id {} is not a known type; decoding is disabled", ggml_type.0),
                 ),
                 (_, Some(super::Kind::Removed)) => fault(
                     rules::REMOVED_TYPE,
-                    format!(
-                        "GGML type {} (id {}) was removed from ggml",
-                        ggml_type.name(),
-                        ggml_type.0
-                    ),
+                    format!("GGML type {} (id {}) was removed from ggml", ggml_type.name(), ggml_type.0),
                 ),
                 (Some(elems), Some(super::Kind::Live { block_elems, .. })) => {
                     let row = ne.first().copied().unwrap_or(1);
@@ -649,13 +590,7 @@ impl HeaderDecoder {
             }
         }
         self.out.findings.extend(findings);
-        TensorInfo {
-            name,
-            ggml_type,
-            ne,
-            rel_offset,
-            nbytes,
-        }
+        TensorInfo { name, ggml_type, ne, rel_offset, nbytes }
     }
 
     /// Locate the data section and check each tensor's offset against the running padded size.
@@ -663,11 +598,7 @@ impl HeaderDecoder {
         let align = self.out.alignment;
         let end = self.pos();
         let Some(data_start) = end.checked_next_multiple_of(align) else {
-            return Stop(Finding::error(
-                rules::TRUNCATED,
-                "data section offset overflows",
-            ))
-            .into();
+            return Stop(Finding::error(rules::TRUNCATED, "data section offset overflows")).into();
         };
         self.out.data_start = Some(data_start);
         let file_len = self.out.file_len;
@@ -679,35 +610,21 @@ impl HeaderDecoder {
             if t.rel_offset % align != 0 {
                 findings.push(fault(
                     rules::MISALIGNED_OFFSET,
-                    format!(
-                        "data offset {} is not a multiple of the alignment {align}",
-                        t.rel_offset
-                    ),
+                    format!("data offset {} is not a multiple of the alignment {align}", t.rel_offset),
                 ));
             } else if let Some(exp) = expected.filter(|&e| e != t.rel_offset) {
                 let (code, how) = if t.rel_offset < exp {
-                    (
-                        rules::OVERLAPPING_DATA,
-                        "overlaps the previous tensor's data, or is out of order",
-                    )
+                    (rules::OVERLAPPING_DATA, "overlaps the previous tensor's data, or is out of order")
                 } else {
-                    (
-                        rules::GAP_IN_DATA,
-                        "leaves a gap after the previous tensor's data",
-                    )
+                    (rules::GAP_IN_DATA, "leaves a gap after the previous tensor's data")
                 };
                 findings.push(fault(
                     code,
-                    format!(
-                        "data offset {} {how}; ggml expects {exp} (the running padded size)",
-                        t.rel_offset
-                    ),
+                    format!("data offset {} {how}; ggml expects {exp} (the running padded size)", t.rel_offset),
                 ));
             }
             let size = t.nbytes.unwrap_or(0);
-            let abs_end = data_start
-                .checked_add(t.rel_offset)
-                .and_then(|s| s.checked_add(size));
+            let abs_end = data_start.checked_add(t.rel_offset).and_then(|s| s.checked_add(size));
             match abs_end {
                 Some(e) if e <= file_len => data_end = data_end.max(e),
                 _ => findings.push(fault(
@@ -718,27 +635,20 @@ impl HeaderDecoder {
                     ),
                 )),
             }
-            expected = t
-                .nbytes
-                .and_then(|n| n.checked_next_multiple_of(align))
-                .and_then(|n| t.rel_offset.checked_add(n));
+            expected =
+                t.nbytes.and_then(|n| n.checked_next_multiple_of(align)).and_then(|n| t.rel_offset.checked_add(n));
         }
         if data_start > file_len && !self.out.tensors.is_empty() {
             findings.push(Finding::error(
                 rules::TRUNCATED,
-                format!(
-                    "data section starts at {data_start}, past the end of the {file_len}-byte file"
-                ),
+                format!("data section starts at {data_start}, past the end of the {file_len}-byte file"),
             ));
         }
         let padded_end = data_end.checked_next_multiple_of(align).unwrap_or(data_end);
         if file_len > padded_end && !self.out.tensors.is_empty() {
             findings.push(Finding::warning(
                 rules::TRAILING_BYTES,
-                format!(
-                    "{} bytes after the last tensor's data (ends at {data_end})",
-                    file_len - padded_end
-                ),
+                format!("{} bytes after the last tensor's data (ends at {data_end})", file_len - padded_end),
             ));
         }
         self.out.findings.extend(findings);
@@ -801,9 +711,7 @@ impl Decoder for HeaderDecoder {
 impl HeaderDecoder {
     /// The read that brings the window to `until`, plus read-ahead, within the file.
     fn need(&self, until: u64) -> ByteRange {
-        let end = until
-            .max(self.window.end().saturating_add(READ_AHEAD))
-            .min(self.out.file_len);
+        let end = until.max(self.window.end().saturating_add(READ_AHEAD)).min(self.out.file_len);
         ByteRange::new(self.window.end(), end)
     }
 }
@@ -813,20 +721,16 @@ fn short_or_stop(file_len: u64, s: Short, at: u64) -> Outcome {
     match s {
         Short::Need(n) => Short::Need(n).into(),
         Short::TooLong(what, len) => {
-            let code = if len > file_len.saturating_sub(at) {
-                rules::TRUNCATED
-            } else {
-                rules::STRING_TOO_LONG
-            };
+            let code = if len > file_len.saturating_sub(at) { rules::TRUNCATED } else { rules::STRING_TOO_LONG };
             Stop(Finding::error(
-                    code,
-                    format!(
-                        "{what} at offset {at} claims {len} bytes; {} bytes are left in the file and the limit is {}",
-                        file_len.saturating_sub(at),
-                        if what == "key" { MAX_KEY_BYTES } else { MAX_STRING_BYTES }
-                    ),
-                ))
-                .into()
+                code,
+                format!(
+                    "{what} at offset {at} claims {len} bytes; {} bytes are left in the file and the limit is {}",
+                    file_len.saturating_sub(at),
+                    if what == "key" { MAX_KEY_BYTES } else { MAX_STRING_BYTES }
+                ),
+            ))
+            .into()
         }
     }
 }
@@ -878,10 +782,7 @@ fn text(bytes: &[u8], at: u64, what: &str, findings: &mut Vec<Finding>) -> Strin
     match std::str::from_utf8(bytes) {
         Ok(s) => s.to_owned(),
         Err(_) => {
-            findings.push(Finding::warning(
-                rules::INVALID_UTF8,
-                format!("{what} at offset {at} is not valid UTF-8"),
-            ));
+            findings.push(Finding::warning(rules::INVALID_UTF8, format!("{what} at offset {at} is not valid UTF-8")));
             String::from_utf8_lossy(bytes).into_owned()
         }
     }

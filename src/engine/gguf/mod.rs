@@ -7,5 +7,8 @@ pub mod rules;
 mod value;
 
 pub use ggml_type::{GgmlType, Kind, TYPE_COUNT};
-pub use header::{Header, HeaderDecoder, TensorInfo, DEFAULT_ALIGNMENT, MAX_NAME_BYTES};
+pub use header::{
+    Header, HeaderDecoder, TensorInfo, DEFAULT_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_DIMS, MAX_KEY_BYTES, MAX_NAME_BYTES,
+    MAX_STRING_BYTES,
+};
 pub use value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};

@@ -21,22 +21,14 @@ macro_rules! read_num {
         pub fn $name(&mut self) -> Result<$t, Short> {
             let raw = self.take(std::mem::size_of::<$t>() as u64)?;
             let arr = raw.try_into().expect("take returns the requested length");
-            Ok(if self.big_endian {
-                <$t>::from_be_bytes(arr)
-            } else {
-                <$t>::from_le_bytes(arr)
-            })
+            Ok(if self.big_endian { <$t>::from_be_bytes(arr) } else { <$t>::from_le_bytes(arr) })
         }
     };
 }
 
 impl<'a> Reader<'a> {
     pub fn new(bytes: &'a [u8], big_endian: bool) -> Self {
-        Reader {
-            bytes,
-            pos: 0,
-            big_endian,
-        }
+        Reader { bytes, pos: 0, big_endian }
     }
 
     /// Bytes consumed so far.

@@ -59,14 +59,7 @@ pub struct HeaderDecoder {
 
 impl HeaderDecoder {
     pub fn new(file_len: u64) -> Self {
-        HeaderDecoder {
-            window: Window::new(0),
-            state: State::Length,
-            out: Header {
-                file_len,
-                ..Header::default()
-            },
-        }
+        HeaderDecoder { window: Window::new(0), state: State::Length, out: Header { file_len, ..Header::default() } }
     }
 
     fn stop(&mut self, f: Finding) {
@@ -99,15 +92,12 @@ impl Decoder for HeaderDecoder {
                     if let Some(r) = self.have(8) {
                         return Step::Need(r);
                     }
-                    let n =
-                        u64::from_le_bytes(self.window.bytes()[..8].try_into().expect("8 bytes"));
+                    let n = u64::from_le_bytes(self.window.bytes()[..8].try_into().expect("8 bytes"));
                     self.out.header_len = n;
                     if n > MAX_HEADER_BYTES {
                         self.stop(Finding::error(
                             rules::HEADER_TOO_LARGE,
-                            format!(
-                                "header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes"
-                            ),
+                            format!("header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes"),
                         ));
                     } else if 8 + n > self.out.file_len {
                         let len = self.out.file_len;
@@ -148,10 +138,7 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
         Err(e) => {
             out.findings.push(Finding::error(
                 rules::INVALID_UTF8,
-                format!(
-                    "header is not valid UTF-8 (at offset {})",
-                    8 + e.valid_up_to()
-                ),
+                format!("header is not valid UTF-8 (at offset {})", 8 + e.valid_up_to()),
             ));
             return false;
         }
@@ -168,10 +155,7 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
         Err(e) => {
             out.findings.push(Finding::error(
                 rules::INVALID_JSON,
-                format!(
-                    "header is not valid JSON: {e} (byte {} of the file)",
-                    8 + byte_of(text, e.line(), e.column())
-                ),
+                format!("header is not valid JSON: {e} (byte {} of the file)", 8 + byte_of(text, e.line(), e.column())),
             ));
             return false;
         }
@@ -190,9 +174,7 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
         } else {
             match tensor_entry(&key, value) {
                 Ok(t) => out.tensors.push(t),
-                Err(msg) => out
-                    .findings
-                    .push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&key)),
+                Err(msg) => out.findings.push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&key)),
             }
         }
     }
@@ -201,20 +183,13 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
 
 /// The byte offset of 1-based `line`, `column` in `text`.
 fn byte_of(text: &str, line: usize, column: usize) -> usize {
-    let line_start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
+    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
     (line_start + column.saturating_sub(1)).min(text.len())
 }
 
 fn metadata(value: Json, out: &mut Header) {
     let Json::Object(map) = value else {
-        out.findings.push(Finding::error(
-            rules::METADATA_NOT_STRINGS,
-            "__metadata__ must be an object of strings",
-        ));
+        out.findings.push(Finding::error(rules::METADATA_NOT_STRINGS, "__metadata__ must be an object of strings"));
         return;
     };
     for (k, v) in map {
@@ -244,9 +219,7 @@ fn tensor_entry(name: &str, value: Json) -> Result<TensorEntry, String> {
             Some(Json::Array(items)) => items
                 .iter()
                 .map(|v| {
-                    v.as_u64().ok_or_else(|| {
-                        format!("entry '{name}': '{field}' holds {v}, not an unsigned integer")
-                    })
+                    v.as_u64().ok_or_else(|| format!("entry '{name}': '{field}' holds {v}, not an unsigned integer"))
                 })
                 .collect(),
             _ => Err(format!("entry '{name}' has no '{field}' array")),
@@ -255,17 +228,9 @@ fn tensor_entry(name: &str, value: Json) -> Result<TensorEntry, String> {
     let shape = u64s("shape")?;
     let offsets = u64s("data_offsets")?;
     let [begin, end] = offsets[..] else {
-        return Err(format!(
-            "entry '{name}': 'data_offsets' must hold exactly two numbers"
-        ));
+        return Err(format!("entry '{name}': 'data_offsets' must hold exactly two numbers"));
     };
-    Ok(TensorEntry {
-        name: name.to_owned(),
-        dtype,
-        shape,
-        begin,
-        end,
-    })
+    Ok(TensorEntry { name: name.to_owned(), dtype, shape, begin, end })
 }
 
 /// The reference implementation's `validate()`, reporting every fault instead of the first.
@@ -281,10 +246,7 @@ fn validate(out: &mut Header) {
         if t.end < t.begin {
             findings.push(fault(
                 rules::INVERTED_OFFSETS,
-                format!(
-                    "data_offsets [{}, {}] end before they begin",
-                    t.begin, t.end
-                ),
+                format!("data_offsets [{}, {}] end before they begin", t.begin, t.end),
             ));
         }
         if t.begin > expected {
@@ -295,72 +257,45 @@ fn validate(out: &mut Header) {
         } else if t.begin < expected {
             findings.push(fault(
                 rules::OVERLAPPING_DATA,
-                format!(
-                    "data begins at {} inside the previous tensor, which ends at {expected}",
-                    t.begin
-                ),
+                format!("data begins at {} inside the previous tensor, which ends at {expected}", t.begin),
             ));
         }
         expected = expected.max(t.end);
         let elems = t.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
         match (elems, &t.dtype) {
-            (None, _) => findings.push(fault(
-                rules::ELEM_COUNT_OVERFLOW,
-                format!("element count of shape {:?} overflows", t.shape),
-            )),
+            (None, _) => findings
+                .push(fault(rules::ELEM_COUNT_OVERFLOW, format!("element count of shape {:?} overflows", t.shape))),
             (Some(_), Err(s)) => findings.push(fault(
                 rules::UNKNOWN_DTYPE,
-                format!(
-                    "dtype '{s}' is not one of the 22 safetensors dtypes; decoding is disabled"
-                ),
+                format!("dtype '{s}' is not one of the 22 safetensors dtypes; decoding is disabled"),
             )),
             (Some(n), Ok(d)) => match d.nbytes(n) {
                 None => findings.push(fault(
                     rules::MISALIGNED_SLICE,
-                    format!(
-                        "{n} elements of {} ({} bits each) are not a whole number of bytes",
-                        d.name(),
-                        d.bits()
-                    ),
+                    format!("{n} elements of {} ({} bits each) are not a whole number of bytes", d.name(), d.bits()),
                 )),
                 Some(size) if t.end >= t.begin && size != t.end - t.begin => findings.push(fault(
                     rules::SIZE_MISMATCH,
-                    format!(
-                        "{n} elements of {} take {size} bytes but data_offsets span {}",
-                        d.name(),
-                        t.end - t.begin
-                    ),
+                    format!("{n} elements of {} take {size} bytes but data_offsets span {}", d.name(), t.end - t.begin),
                 )),
                 Some(_) => {}
             },
         }
-        if data_start
-            .checked_add(t.end)
-            .is_none_or(|e| e > out.file_len)
-        {
+        if data_start.checked_add(t.end).is_none_or(|e| e > out.file_len) {
             findings.push(fault(
                 rules::DATA_OUT_OF_BOUNDS,
-                format!(
-                    "data ends at buffer offset {} past the end of the {}-byte file",
-                    t.end, out.file_len
-                ),
+                format!("data ends at buffer offset {} past the end of the {}-byte file", t.end, out.file_len),
             ));
         }
     }
     match data_start.checked_add(expected) {
         Some(end) if end < out.file_len => findings.push(Finding::error(
             rules::TRAILING_BYTES,
-            format!(
-                "{} bytes after the data buffer's end at {end}",
-                out.file_len - end
-            ),
+            format!("{} bytes after the data buffer's end at {end}", out.file_len - end),
         )),
         Some(end) if end > out.file_len => findings.push(Finding::error(
             rules::TRUNCATED,
-            format!(
-                "the header promises data up to byte {end} but the file has {} bytes",
-                out.file_len
-            ),
+            format!("the header promises data up to byte {end} but the file has {} bytes", out.file_len),
         )),
         _ => {}
     }

@@ -28,11 +28,7 @@ pub struct IndexDecoder {
 
 impl IndexDecoder {
     pub fn new(file_len: u64) -> Self {
-        IndexDecoder {
-            file_len,
-            window: Window::new(0),
-            done: false,
-        }
+        IndexDecoder { file_len, window: Window::new(0), done: false }
     }
 }
 
@@ -48,19 +44,13 @@ impl Decoder for IndexDecoder {
             return Step::Done(Index {
                 findings: vec![Finding::error(
                     rules::INDEX_TOO_LARGE,
-                    format!(
-                        "index is {} bytes, over the limit of {MAX_INDEX_BYTES}",
-                        self.file_len
-                    ),
+                    format!("index is {} bytes, over the limit of {MAX_INDEX_BYTES}", self.file_len),
                 )],
                 ..Index::default()
             });
         }
         if self.window.end() < self.file_len {
-            return Step::Need(crate::engine::range::ByteRange::new(
-                self.window.end(),
-                self.file_len,
-            ));
+            return Step::Need(crate::engine::range::ByteRange::new(self.window.end(), self.file_len));
         }
         self.done = true;
         let index = parse(self.window.bytes());
@@ -80,39 +70,31 @@ pub fn parse(bytes: &[u8]) -> Index {
     let root: Json = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
-            index
-                .findings
-                .push(bad(format!("index is not valid JSON: {e}")));
+            index.findings.push(bad(format!("index is not valid JSON: {e}")));
             return index;
         }
     };
     match root.get("metadata").and_then(|m| m.get("total_size")) {
         None => {}
-        Some(v) => match v.as_u64().or_else(|| {
-            v.as_f64()
-                .filter(|f| f.fract() == 0.0 && *f >= 0.0)
-                .map(|f| f as u64)
-        }) {
-            Some(n) => index.total_size = Some(n),
-            None => index
-                .findings
-                .push(bad(format!("metadata.total_size is {v}, not a byte count"))),
-        },
+        Some(v) => {
+            match v.as_u64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)) {
+                Some(n) => index.total_size = Some(n),
+                None => index.findings.push(bad(format!("metadata.total_size is {v}, not a byte count"))),
+            }
+        }
     }
     match root.get("weight_map") {
         Some(Json::Object(map)) => {
             for (name, shard) in map {
                 match shard {
                     Json::String(s) => index.weight_map.push((name.clone(), s.clone())),
-                    other => index.findings.push(bad(format!(
-                        "weight_map entry '{name}' maps to {other}, not a file name"
-                    ))),
+                    other => {
+                        index.findings.push(bad(format!("weight_map entry '{name}' maps to {other}, not a file name")))
+                    }
                 }
             }
         }
-        _ => index
-            .findings
-            .push(bad("index has no 'weight_map' object".to_owned())),
+        _ => index.findings.push(bad("index has no 'weight_map' object".to_owned())),
     }
     index
 }

@@ -1,0 +1,136 @@
+//! The `tensorscope` command line: the JSON contract, exit statuses, and bounded reads.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::*;
+use serde_json::Value as Json;
+use tensorscope::cli::open_paths;
+use tensorscope::engine::step::CHUNK_BYTES;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn fixture(rel: &str) -> String {
+    fixtures().join(rel).to_string_lossy().into_owned()
+}
+
+fn keys(v: &Json) -> Vec<&str> {
+    v.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tensorscope-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn inspect_json_follows_the_contract() {
+    for file in ["gguf_v3_le.gguf", "st_all_numpy_dtypes.safetensors"] {
+        let (code, out, _) = run(&["inspect", &fixture(file), "--json"]);
+        assert_eq!(code, 0);
+        let r: Json = serde_json::from_str(&out).unwrap();
+        assert_eq!(keys(&r), ["format", "files", "metadata", "tensors", "summary", "findings"]);
+        assert_eq!(keys(&r["files"][0]), ["path", "size"]);
+        assert_eq!(r["files"][0]["size"], std::fs::metadata(fixture(file)).unwrap().len());
+        assert_eq!(keys(&r["tensors"][0]), ["name", "dtype", "shape", "file", "offset", "nbytes"]);
+        assert_eq!(keys(&r["summary"]), ["tensors", "params", "bytes", "bits_per_weight", "by_dtype"]);
+        let by: u64 = r["summary"]["by_dtype"].as_object().unwrap().values().map(|d| d["bytes"].as_u64().unwrap()).sum();
+        assert_eq!(by, r["summary"]["bytes"].as_u64().unwrap());
+        let tensors = r["tensors"].as_array().unwrap().len() as u64;
+        assert_eq!(r["summary"]["tensors"], tensors);
+    }
+    let (_, out, _) = run(&["inspect", &fixture("gguf_v3_le.gguf"), "--json"]);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["metadata"]["general.architecture"], serde_json::json!({"type": "string", "value": "llama"}));
+    let tokens = &r["metadata"]["tokenizer.ggml.tokens"];
+    assert_eq!(keys(tokens), ["type", "item_type", "len", "value"]);
+    assert_eq!((tokens["len"].as_u64(), tokens["value"].as_array().unwrap().len()), (Some(100), 64));
+}
+
+#[test]
+fn exit_status_follows_the_findings() {
+    let dir = temp_dir("exit");
+    let bad = dir.join("bad.safetensors");
+    std::fs::write(&bad, safetensors(r#"{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,8]}}"#, 8)).unwrap();
+    let (code, out, _) = run(&["check", bad.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("safetensors.size_mismatch"), "{out}");
+    let (code, out, _) = run(&["check", bad.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 1);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(keys(&r["findings"][0]), ["severity", "code", "message", "file", "tensor"]);
+    assert_eq!(r["findings"][0]["severity"], "error");
+
+    assert_eq!(run(&["check", &fixture("gguf_alignment_64.gguf")]).0, 0);
+    assert_eq!(run(&["inspect", &fixture("st_exotic_dtypes.safetensors")]).0, 0);
+    assert_eq!(run(&[]).0, 2);
+    assert_eq!(run(&["inspect"]).0, 2);
+    assert_eq!(run(&["inspect", "x", "--nope"]).0, 2);
+    assert_eq!(run(&["explode", "x"]).0, 2);
+    let (code, _, err) = run(&["inspect", "/no/such/file.gguf"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("tensorscope:"));
+}
+
+#[test]
+fn folders_and_several_paths_open_as_one_set() {
+    let (code, out, _) = run(&["inspect", &fixture("split"), "--json"]);
+    assert_eq!(code, 0);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["files"].as_array().unwrap().len(), 3);
+    let s1 = fixture("sharded/model-00001-of-00002.safetensors");
+    let s2 = fixture("sharded/model-00002-of-00002.safetensors");
+    let (code, out, _) = run(&["inspect", &s2, &s1]);
+    assert_eq!(code, 0);
+    assert!(out.contains("model.embed_tokens.weight") && out.contains("lm_head.weight"), "{out}");
+    let (code, out, _) = run(&["check", &s2]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("set.missing_shard"));
+}
+
+#[test]
+fn human_output_shows_summary_metadata_and_tensors() {
+    let (code, out, _) = run(&["inspect", &fixture("gguf_v3_le.gguf")]);
+    assert_eq!(code, 0);
+    for needle in ["format   gguf", "MOSTLY_Q4_K_M", "tokenizer.chat_template", "blk.0.attn_q.weight", "IQ4_XS", "[string; 100]"] {
+        assert!(out.contains(needle), "{needle} missing from:\n{out}");
+    }
+}
+
+/// A sparse 100 GiB file opens by reading its header plus at most one chunk.
+#[test]
+fn huge_sparse_files_open_with_bounded_reads() {
+    let dir = temp_dir("sparse");
+    let gib = 1u64 << 30;
+
+    let mut g = Gguf::header(3, 2, 1);
+    g.kv_str("general.architecture", "llama");
+    g.tensor("big", &[50 * gib], 0, 0).tensor("bigger", &[25 * gib, 2], 1, 200 * gib);
+    g.pad(32);
+    let header = g.build();
+    let path = dir.join("huge.gguf");
+    std::fs::write(&path, &header).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(header.len() as u64 + 300 * gib).unwrap();
+    let (cp, read) = open_paths(&[path]).unwrap();
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.tensors[1].offset, header.len() as u64 + 200 * gib);
+    assert!(read <= header.len() as u64 + 64 * 1024, "read {read} bytes");
+
+    let h = r#"{"w":{"dtype":"BF16","shape":[1000000,50000],"data_offsets":[0,100000000000]}}"#;
+    let path = dir.join("huge.safetensors");
+    std::fs::write(&path, safetensors(h, 0)).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(8 + h.len() as u64 + 100_000_000_000).unwrap();
+    let (cp, read) = open_paths(&[path]).unwrap();
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert!(read <= 8 + h.len() as u64 + CHUNK_BYTES, "read {read} bytes");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,305 @@
+//! Hostile and damaged GGUF headers: each rule broken becomes a finding naming it, nothing
+//! panics or allocates what the file merely claims, and what could be read is still shown.
+
+mod common;
+
+use common::*;
+use tensorscope::engine::findings::Severity;
+use tensorscope::engine::gguf::{rules, Value};
+use tensorscope::engine::model::{Dtype, MetaValue};
+use tensorscope::engine::open::Parsed;
+
+fn header(bytes: &[u8]) -> tensorscope::engine::gguf::Header {
+    match parse("x.gguf", bytes, 1 << 20) {
+        Parsed::Gguf(h) => h,
+        other => panic!("not GGUF: {other:?}"),
+    }
+}
+
+fn has(bytes: &[u8], code: &str) -> tensorscope::engine::model::Checkpoint {
+    let cp = open_one("x.gguf", bytes);
+    assert!(codes(&cp).contains(&code), "expected {code}, got {:?}", cp.findings);
+    cp
+}
+
+/// A valid file: one key, `tensors` F32 tensors of 8 elements each, padded to 32.
+fn valid(tensors: usize) -> Gguf {
+    let mut g = Gguf::header(3, tensors as u64, 1);
+    g.kv_str("general.architecture", "llama");
+    for i in 0..tensors {
+        g.tensor(&format!("t{i}"), &[8], 0, (i * 32) as u64);
+    }
+    g.pad(32).data(32 * tensors);
+    g
+}
+
+#[test]
+fn a_valid_file_has_no_findings() {
+    let cp = open_one("x.gguf", &valid(3).build());
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.tensors.len(), 3);
+    assert_eq!(cp.tensors[1].offset, header(&valid(3).build()).data_start.unwrap() + 32);
+}
+
+#[test]
+fn wrong_magic_is_reported() {
+    let mut b = valid(1).build();
+    b[..4].copy_from_slice(b"GGUX");
+    has(&b, rules::BAD_MAGIC);
+}
+
+#[test]
+fn version_1_is_recognised_and_other_versions_rejected() {
+    let mut b = valid(1).build();
+    b[4..8].copy_from_slice(&1u32.to_le_bytes());
+    let cp = has(&b, rules::UNSUPPORTED_VERSION);
+    assert!(cp.findings[0].message.contains("version 1"));
+    b[4..8].copy_from_slice(&4u32.to_le_bytes());
+    has(&b, rules::UNSUPPORTED_VERSION);
+    b[4..8].copy_from_slice(&2u32.to_le_bytes());
+    assert!(open_one("x.gguf", &b).findings.is_empty(), "v2 has v3's layout");
+}
+
+#[test]
+fn big_endian_files_are_read() {
+    let mut g = Gguf::header_be(3, 1, 1);
+    g.kv_u32("general.alignment", 32).tensor("w", &[32, 2], 0, 0).pad(32).data(256);
+    let h = header(&g.build());
+    assert!(h.big_endian);
+    assert_eq!(h.version, 3);
+    assert_eq!(h.get("general.alignment"), Some(&Value::U32(32)));
+    assert_eq!(h.tensors[0].ne, vec![32, 2]);
+    assert!(h.findings.is_empty(), "{:?}", h.findings);
+}
+
+#[test]
+fn counts_the_file_cannot_hold_are_refused_before_allocating() {
+    let mut g = Gguf::header(3, u64::MAX, u64::MAX);
+    g.data(64);
+    has(&g.build(), rules::COUNT_EXCEEDS_FILE);
+    let mut g = Gguf::header(3, 1_000_000, 0);
+    g.data(100);
+    has(&g.build(), rules::COUNT_EXCEEDS_FILE);
+}
+
+#[test]
+fn huge_string_and_array_lengths_are_refused() {
+    let mut g = Gguf::header(3, 0, 1);
+    g.str(b"k").u32(8).u64(u64::MAX - 3).data(16);
+    let cp = has(&g.build(), rules::TRUNCATED);
+    assert!(cp.findings[0].message.contains("offset 24"), "{}", cp.findings[0].message);
+
+    let mut g = Gguf::header(3, 0, 1);
+    g.str(b"k").u32(9).u32(8).u64(1 << 60).data(64);
+    has(&g.build(), rules::COUNT_EXCEEDS_FILE);
+
+    let mut g = Gguf::header(3, 0, 1);
+    g.u64(u64::MAX).data(64);
+    has(&g.build(), rules::TRUNCATED);
+}
+
+#[test]
+fn strings_over_the_limit_are_refused_even_when_the_file_holds_them() {
+    let mut g = Gguf::header(3, 0, 1);
+    let n = tensorscope::engine::gguf::MAX_STRING_BYTES + 1;
+    g.str(b"k").u32(8).u64(n);
+    let mut b = g.build();
+    b.resize(b.len() + n as usize, b'a');
+    has(&b, rules::STRING_TOO_LONG);
+}
+
+#[test]
+fn unknown_value_types_stop_parsing_but_keep_what_was_read() {
+    let mut g = Gguf::header(3, 0, 3);
+    g.kv_u32("a", 1).str(b"b").u32(13).u32(0).kv_u32("c", 2).data(8);
+    let cp = has(&g.build(), rules::BAD_VALUE_TYPE);
+    assert_eq!(cp.metadata.len(), 1);
+    assert_eq!(cp.meta("a"), Some(&MetaValue::Gguf(Value::U32(1))));
+
+    let mut g = Gguf::header(3, 0, 1);
+    g.str(b"arr").u32(9).u32(77).u64(1).data(8);
+    has(&g.build(), rules::BAD_VALUE_TYPE);
+}
+
+#[test]
+fn arrays_nested_too_deep_are_refused() {
+    let mut g = Gguf::header(3, 0, 1);
+    g.str(b"deep").u32(9);
+    for _ in 0..20 {
+        g.u32(9).u64(1);
+    }
+    g.u32(4).u64(0).data(8);
+    has(&g.build(), rules::ARRAY_TOO_DEEP);
+}
+
+#[test]
+fn nested_arrays_are_read() {
+    let mut g = Gguf::header(3, 0, 1);
+    g.str(b"n").u32(9).u32(9).u64(2);
+    g.u32(4).u64(2).u32(1).u32(2);
+    g.u32(8).u64(1).str(b"x");
+    let h = header(&g.build());
+    assert!(h.findings.is_empty(), "{:?}", h.findings);
+    let Some(Value::Array(a)) = h.get("n") else { panic!() };
+    assert_eq!(a.len, 2);
+    let Value::Array(inner) = &a.items[1] else { panic!() };
+    assert_eq!(inner.items, vec![Value::String("x".into())]);
+}
+
+#[test]
+fn big_arrays_keep_length_first_items_and_span() {
+    let mut g = Gguf::header(3, 0, 2);
+    g.str(b"tokens").u32(9).u32(8).u64(1000);
+    let start = g.bytes.len() as u64;
+    for i in 0..1000 {
+        g.str(format!("tok{i}").as_bytes());
+    }
+    let end = g.bytes.len() as u64;
+    g.str(b"scores").u32(9).u32(6).u64(100_000);
+    g.data(400_000);
+    let h = header(&g.build());
+    assert!(h.findings.is_empty(), "{:?}", h.findings);
+    let Some(Value::Array(a)) = h.get("tokens") else { panic!() };
+    assert_eq!((a.len, a.items.len(), a.span.start, a.span.end), (1000, 64, start, end));
+    assert_eq!(a.items[63], Value::String("tok63".into()));
+    let Some(Value::Array(s)) = h.get("scores") else { panic!() };
+    assert_eq!((s.len, s.items.len()), (100_000, 64));
+}
+
+#[test]
+fn duplicate_keys_are_reported_and_the_first_kept() {
+    let mut g = Gguf::header(3, 0, 2);
+    g.kv_u32("k", 1).kv_u32("k", 2);
+    let cp = has(&g.build(), rules::DUPLICATE_KEY);
+    assert_eq!(cp.meta("k"), Some(&MetaValue::Gguf(Value::U32(1))));
+}
+
+#[test]
+fn bad_alignment_is_reported() {
+    for bad in [0u32, 3, 48] {
+        let mut g = Gguf::header(3, 0, 1);
+        g.kv_u32("general.alignment", bad);
+        let cp = has(&g.build(), rules::BAD_ALIGNMENT);
+        assert_eq!(cp.findings[0].severity, Severity::Error);
+    }
+    let mut g = Gguf::header(3, 0, 1);
+    g.str(b"general.alignment").u32(10).u64(64);
+    has(&g.build(), rules::BAD_ALIGNMENT);
+}
+
+#[test]
+fn custom_alignment_places_the_data() {
+    let mut g = Gguf::header(3, 2, 1);
+    g.kv_u32("general.alignment", 256).tensor("a", &[8], 0, 0).tensor("b", &[8], 0, 256);
+    g.pad(256).data(512);
+    let h = header(&g.build());
+    assert!(h.findings.is_empty(), "{:?}", h.findings);
+    assert_eq!(h.data_start.unwrap() % 256, 0);
+}
+
+#[test]
+fn tensor_info_rules_of_ggml() {
+    let name64 = "n".repeat(64);
+    let cases: [(&str, &str, &[u64], u32, u64); 8] = [
+        (rules::NAME_TOO_LONG, &name64, &[8], 0, 0),
+        (rules::TOO_MANY_DIMS, "t", &[1, 1, 1, 1, 8], 0, 0),
+        (rules::NEGATIVE_DIM, "t", &[8, u64::MAX], 0, 0),
+        (rules::ELEM_COUNT_OVERFLOW, "t", &[1 << 32, 1 << 32], 0, 0),
+        (rules::REMOVED_TYPE, "t", &[32], 4, 0),
+        (rules::ROW_NOT_BLOCK_MULTIPLE, "t", &[100, 2], 12, 0),
+        (rules::MISALIGNED_OFFSET, "t", &[8], 0, 4),
+        (rules::GAP_IN_DATA, "t", &[8], 0, 32),
+    ];
+    for (code, name, ne, ggml_type, offset) in cases {
+        let mut g = Gguf::header(3, 1, 0);
+        g.tensor(name, ne, ggml_type, offset);
+        g.pad(32).data(128);
+        let cp = has(&g.build(), code);
+        let f = cp.findings.iter().find(|f| f.code == code).unwrap();
+        assert_eq!((f.severity, f.tensor.as_deref().is_some()), (Severity::Error, true), "{code}");
+        assert_eq!(cp.tensors.len(), 1, "{code}: the tensor is still listed");
+    }
+}
+
+#[test]
+fn duplicate_and_overlapping_tensors_are_reported() {
+    let mut g = Gguf::header(3, 2, 0);
+    g.tensor("t", &[8], 0, 0).tensor("t", &[8], 0, 32).pad(32).data(64);
+    has(&g.build(), rules::DUPLICATE_TENSOR);
+    let mut g = Gguf::header(3, 2, 0);
+    g.tensor("a", &[16], 0, 0).tensor("b", &[8], 0, 32).pad(32).data(96);
+    has(&g.build(), rules::OVERLAPPING_DATA);
+}
+
+#[test]
+fn unknown_type_ids_are_shown_not_fatal() {
+    let mut g = Gguf::header(3, 2, 0);
+    g.tensor("odd", &[8], 99, 0).tensor("next", &[8], 0, 32).pad(32).data(64);
+    let cp = has(&g.build(), rules::UNKNOWN_TYPE);
+    assert_eq!(cp.tensors[0].dtype, Dtype::Ggml(tensorscope::engine::gguf::GgmlType(99)));
+    assert_eq!(cp.tensors[0].dtype.name(), "type 99");
+    assert_eq!(cp.tensors[1].name, "next");
+    assert_eq!(codes(&cp), vec![rules::UNKNOWN_TYPE], "the next offset is not blamed");
+}
+
+#[test]
+fn data_past_the_end_and_trailing_bytes_are_reported() {
+    let mut b = valid(2).build();
+    b.truncate(b.len() - 10);
+    let cp = has(&b, rules::DATA_OUT_OF_BOUNDS);
+    assert_eq!(cp.findings[0].tensor.as_deref(), Some("t1"));
+    let mut b = valid(2).build();
+    b.extend_from_slice(&[0; 100]);
+    let cp = has(&b, rules::TRAILING_BYTES);
+    assert_eq!(cp.findings[0].severity, Severity::Warning);
+}
+
+#[test]
+fn a_truncated_header_still_shows_what_was_read() {
+    let full = valid(3).build();
+    let cut = 24 + 8 + 20 + 4 + 8 + 5 + (8 + 2 + 4 + 8 + 4 + 8) + 10;
+    let cp = has(&full[..cut], rules::TRUNCATED);
+    assert_eq!(cp.metadata.len(), 1);
+    assert_eq!(cp.tensors.len(), 1);
+    for n in 0..full.len() {
+        let cp = open_one("x.gguf", &full[..n]);
+        assert!(!cp.findings.is_empty(), "a file cut at {n} bytes has findings");
+    }
+}
+
+#[test]
+fn invalid_utf8_and_odd_bools_are_reported() {
+    let mut g = Gguf::header(3, 0, 2);
+    g.str(b"s").u32(8).str(b"\xff\xfe").str(b"b").u32(7).raw(&[2]);
+    let cp = open_one("x.gguf", &g.build());
+    assert_eq!(codes(&cp), vec![rules::INVALID_UTF8, rules::BAD_BOOL]);
+    assert_eq!(cp.meta("s"), Some(&MetaValue::Gguf(Value::String("\u{fffd}\u{fffd}".into()))));
+}
+
+#[test]
+fn every_mutation_of_a_file_is_survived() {
+    // A deterministic smoke fuzz: flip, cut and overwrite bytes of a real header.
+    let base = std::fs::read(fixtures().join("gguf_v3_le.gguf")).unwrap();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..3000 {
+        let mut b = base.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % b.len() as u64) as usize;
+            match next() % 3 {
+                0 => b[at] ^= 1 << (next() % 8),
+                1 => b[at] = 0xff,
+                _ => b.truncate(at),
+            }
+            if b.is_empty() {
+                break;
+            }
+        }
+        let _ = open_one("x.gguf", &b);
+    }
+}

@@ -1,0 +1,162 @@
+//! Hostile and damaged safetensors headers: each rule of the reference `validate()` becomes a
+//! finding naming it, and the rest of the file is still shown.
+
+mod common;
+
+use common::*;
+use tensorscope::engine::findings::Severity;
+use tensorscope::engine::model::{Dtype, MetaValue};
+use tensorscope::engine::safetensors::{rules, Dtype as St};
+
+fn has(bytes: &[u8], code: &str) -> tensorscope::engine::model::Checkpoint {
+    let cp = open_one("x.safetensors", bytes);
+    assert!(codes(&cp).contains(&code), "expected {code}, got {:?}", cp.findings);
+    cp
+}
+
+#[test]
+fn a_valid_file_with_every_dtype_has_no_findings() {
+    let mut entries = Vec::new();
+    let mut at = 0u64;
+    for d in St::all() {
+        let n = d.nbytes(8).unwrap();
+        entries.push(format!(
+            r#""t.{}":{{"dtype":"{}","shape":[2,4],"data_offsets":[{at},{}]}}"#,
+            d.name(),
+            d.name(),
+            at + n
+        ));
+        at += n;
+    }
+    let header = format!(r#"{{"__metadata__":{{"format":"pt"}},{}}}"#, entries.join(","));
+    let cp = open_one("x.safetensors", &safetensors(&header, at as usize));
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.tensors.len(), 22);
+    assert_eq!(cp.meta("format"), Some(&MetaValue::Text("pt".into())));
+    assert_eq!(cp.tensor("t.F4").unwrap().nbytes, 4);
+    assert_eq!(cp.tensor("t.F6_E3M2").unwrap().nbytes, 6);
+}
+
+#[test]
+fn header_padding_with_spaces_is_allowed_and_empty_headers_are_valid() {
+    let cp =
+        open_one("x.safetensors", &safetensors(r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}      "#, 4));
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert!(open_one("x.safetensors", &safetensors("{}", 0)).findings.is_empty());
+}
+
+#[test]
+fn header_length_rules() {
+    has(&[1, 2, 3], rules::TRUNCATED);
+    let mut b = (200_000_000u64).to_le_bytes().to_vec();
+    b.extend_from_slice(b"{}");
+    has(&b, rules::HEADER_TOO_LARGE);
+    let mut b = (50u64).to_le_bytes().to_vec();
+    b.extend_from_slice(b"{}");
+    has(&b, rules::HEADER_PAST_END);
+}
+
+#[test]
+fn header_text_rules() {
+    let mut b = safetensors("{\"a?\":1}", 0);
+    b[11] = 0xff;
+    has(&b, rules::INVALID_UTF8);
+    has(&safetensors(" {}", 0), rules::HEADER_NOT_OBJECT);
+    has(&safetensors("[1,2]", 0), rules::HEADER_NOT_OBJECT);
+    let cp = has(&safetensors("{\"a\": {\"dtype\": ", 0), rules::INVALID_JSON);
+    assert!(cp.findings[0].message.contains("byte"), "{}", cp.findings[0].message);
+}
+
+#[test]
+fn duplicate_keys_are_reported() {
+    let h =
+        r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}"#;
+    let cp = has(&safetensors(h, 1), rules::DUPLICATE_KEY);
+    assert_eq!(cp.tensors.len(), 1);
+}
+
+#[test]
+fn metadata_must_hold_strings() {
+    let h = r#"{"__metadata__":{"n":1,"s":"x"}}"#;
+    let cp = has(&safetensors(h, 0), rules::METADATA_NOT_STRINGS);
+    assert_eq!(cp.meta("s"), Some(&MetaValue::Text("x".into())));
+    has(&safetensors(r#"{"__metadata__":[1]}"#, 0), rules::METADATA_NOT_STRINGS);
+}
+
+#[test]
+fn malformed_entries_are_reported_and_the_rest_shown() {
+    let h = r#"{"bad":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]},"good":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#;
+    let cp = has(&safetensors(h, 4), rules::BAD_TENSOR_ENTRY);
+    assert_eq!(cp.findings[0].tensor.as_deref(), Some("bad"));
+    assert_eq!(cp.tensors.len(), 1);
+    has(&safetensors(r#"{"x":{"dtype":"F32","shape":[1],"data_offsets":[0]}}"#, 4), rules::BAD_TENSOR_ENTRY);
+    has(&safetensors(r#"{"x":7}"#, 0), rules::BAD_TENSOR_ENTRY);
+    has(&safetensors(r#"{"x":{"shape":[1],"data_offsets":[0,4]}}"#, 4), rules::BAD_TENSOR_ENTRY);
+}
+
+#[test]
+fn unknown_dtypes_are_shown_not_fatal() {
+    let h =
+        r#"{"x":{"dtype":"F12","shape":[2],"data_offsets":[0,3]},"y":{"dtype":"U8","shape":[1],"data_offsets":[3,4]}}"#;
+    let cp = has(&safetensors(h, 4), rules::UNKNOWN_DTYPE);
+    assert_eq!(cp.tensor("x").unwrap().dtype, Dtype::Unknown("F12".into()));
+    assert_eq!(cp.tensors.len(), 2);
+}
+
+#[test]
+fn offset_rules_of_validate() {
+    let t = |name: &str, dtype: &str, shape: &str, b: u64, e: u64| {
+        format!(r#""{name}":{{"dtype":"{dtype}","shape":{shape},"data_offsets":[{b},{e}]}}"#)
+    };
+    let cases = [
+        (vec![t("a", "U8", "[4]", 4, 8)], 8, rules::GAP_IN_DATA),
+        (vec![t("a", "U8", "[4]", 0, 4), t("b", "U8", "[4]", 2, 6)], 6, rules::OVERLAPPING_DATA),
+        (vec![t("a", "U8", "[4]", 4, 0)], 4, rules::INVERTED_OFFSETS),
+        (vec![t("a", "F32", "[4]", 0, 8)], 8, rules::SIZE_MISMATCH),
+        (vec![t("a", "F4", "[3]", 0, 2)], 2, rules::MISALIGNED_SLICE),
+        (vec![t("a", "F6_E2M3", "[2]", 0, 2)], 2, rules::MISALIGNED_SLICE),
+        (vec![t("a", "U8", "[4294967296,4294967296]", 0, 8)], 8, rules::ELEM_COUNT_OVERFLOW),
+        (vec![t("a", "U8", "[4]", 0, 4)], 10, rules::TRAILING_BYTES),
+        (vec![t("a", "U8", "[4]", 0, 4)], 2, rules::TRUNCATED),
+        (vec![t("a", "U8", "[4]", 0, 4)], 2, rules::DATA_OUT_OF_BOUNDS),
+    ];
+    for (entries, data, code) in cases {
+        let h = format!("{{{}}}", entries.join(","));
+        let cp = has(&safetensors(&h, data), code);
+        assert!(cp.findings.iter().all(|f| f.severity == Severity::Error));
+        assert!(!cp.tensors.is_empty(), "{code}: tensors still shown");
+    }
+}
+
+#[test]
+fn entries_out_of_order_in_the_header_are_fine() {
+    let h =
+        r#"{"b":{"dtype":"U8","shape":[2],"data_offsets":[2,4]},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
+    let cp = open_one("x.safetensors", &safetensors(h, 4));
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.tensors[0].name, "b", "header order is kept");
+}
+
+#[test]
+fn every_mutation_of_a_file_is_survived() {
+    let base = std::fs::read(fixtures().join("st_exotic_dtypes.safetensors")).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..3000 {
+        let mut b = base.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % b.len() as u64) as usize;
+            match next() % 3 {
+                0 => b[at] ^= 1 << (next() % 8),
+                1 => b[at] = b"{}[]\":,0"[(next() % 8) as usize],
+                _ => b.truncate(at.max(1)),
+            }
+        }
+        let _ = open_one("x.safetensors", &b);
+    }
+}

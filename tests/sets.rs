@@ -1,0 +1,176 @@
+//! Sharded safetensors sets (with and without an index), GGUF split sets, and folders holding
+//! other files.
+
+mod common;
+
+use common::*;
+use tensorscope::engine::model::Format;
+use tensorscope::engine::naming::rules as naming;
+use tensorscope::engine::shards::rules;
+
+fn shard(names: &[&str]) -> Vec<u8> {
+    let entries: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!(r#""{n}":{{"dtype":"F32","shape":[2],"data_offsets":[{},{}]}}"#, i * 8, i * 8 + 8))
+        .collect();
+    safetensors(&format!("{{{}}}", entries.join(",")), names.len() * 8)
+}
+
+fn index(total: u64, map: &[(&str, &str)]) -> Vec<u8> {
+    let m: Vec<String> = map.iter().map(|(t, f)| format!(r#""{t}":"{f}""#)).collect();
+    format!(r#"{{"metadata":{{"total_size":{total}}},"weight_map":{{{}}}}}"#, m.join(",")).into_bytes()
+}
+
+const S1: &str = "model-00001-of-00002.safetensors";
+const S2: &str = "model-00002-of-00002.safetensors";
+const IDX: &str = "model.safetensors.index.json";
+
+#[test]
+fn a_complete_indexed_set_has_no_findings() {
+    let (a, b) = (shard(&["x", "y"]), shard(&["z"]));
+    let i = index(24, &[("x", S1), ("y", S1), ("z", S2)]);
+    let cp = open_all(&[(S2, &b), (IDX, &i), (S1, &a)]);
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.files[0].path, S1);
+    assert_eq!(cp.tensor("z").unwrap().file, 1);
+}
+
+#[test]
+fn a_missing_shard_is_reported() {
+    let a = shard(&["x", "y"]);
+    let i = index(24, &[("x", S1), ("y", S1), ("z", S2)]);
+    let cp = open_all(&[(S1, &a), (IDX, &i)]);
+    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD]);
+    assert!(cp.findings[0].message.contains(S2));
+}
+
+#[test]
+fn tensors_in_the_wrong_shard_missing_or_unindexed_are_reported() {
+    let (a, b) = (shard(&["x", "z"]), shard(&["w"]));
+    let i = index(24, &[("x", S1), ("y", S1), ("z", S2)]);
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &i)]);
+    let c = codes(&cp);
+    for code in [rules::WRONG_SHARD, rules::MISSING_TENSOR, rules::UNINDEXED_TENSOR] {
+        assert!(c.contains(&code), "{code} in {c:?}");
+    }
+}
+
+#[test]
+fn a_wrong_total_size_is_reported() {
+    let (a, b) = (shard(&["x"]), shard(&["z"]));
+    let i = index(999, &[("x", S1), ("z", S2)]);
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &i)]);
+    assert_eq!(codes(&cp), vec![rules::TOTAL_SIZE_MISMATCH]);
+}
+
+#[test]
+fn a_bad_index_is_reported() {
+    let a = shard(&["x"]);
+    let cp = open_all(&[(S1, &a), (IDX, b"{not json")]);
+    assert!(codes(&cp).contains(&"safetensors.bad_index"));
+}
+
+#[test]
+fn shards_without_an_index_must_all_be_there() {
+    let (a, b) = (shard(&["x"]), shard(&["y"]));
+    assert!(open_all(&[(S1, &a), (S2, &b)]).findings.is_empty());
+    let cp = open_all(&[(S2, &b)]);
+    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD]);
+    assert!(cp.findings[0].message.contains("00001"));
+}
+
+#[test]
+fn a_tensor_in_two_shards_is_reported() {
+    let (a, b) = (shard(&["x"]), shard(&["x"]));
+    let cp = open_all(&[(S1, &a), (S2, &b)]);
+    assert_eq!(codes(&cp), vec![rules::DUPLICATE_TENSOR]);
+}
+
+#[test]
+fn pickles_are_recognised_never_loaded_and_other_files_ignored() {
+    let a = shard(&["x"]);
+    let cp = open_all(&[
+        ("model.safetensors", &a),
+        ("pytorch_model.bin", b"PK\x03\x04\x14\0\0\0\0\0\0\0\0\0\0\0"),
+        ("config.json", b"{\"hidden_size\": 8}"),
+    ]);
+    assert_eq!(cp.format, Format::Safetensors);
+    assert_eq!(codes(&cp), vec![rules::PICKLE_NOT_LOADED, rules::IGNORED_FILE]);
+    assert!(cp.findings[0].message.contains("runs code"));
+    let cp = open_all(&[("old.pt", b"\x80\x02}q\0(X\x01\0\0\0aq")]);
+    assert_eq!(codes(&cp), vec![rules::PICKLE_NOT_LOADED, rules::NO_CHECKPOINT]);
+}
+
+fn split(no: u16, count: u16, total: i32, tensors: &[&str]) -> Vec<u8> {
+    let mut g = Gguf::header(3, tensors.len() as u64, 3);
+    g.str(b"split.no").u32(2).raw(&no.to_le_bytes());
+    g.str(b"split.count").u32(2).raw(&count.to_le_bytes());
+    g.str(b"split.tensors.count").u32(5).raw(&total.to_le_bytes());
+    for (i, t) in tensors.iter().enumerate() {
+        g.tensor(t, &[8], 0, i as u64 * 32);
+    }
+    g.pad(32).data(32 * tensors.len());
+    g.build()
+}
+
+#[test]
+fn gguf_split_sets_are_checked() {
+    let (a, b, c) = (split(0, 3, 4, &["a", "b"]), split(1, 3, 4, &["c"]), split(2, 3, 4, &["d"]));
+    let cp = open_all(&[("m-00003-of-00003.gguf", &c), ("m-00001-of-00003.gguf", &a), ("m-00002-of-00003.gguf", &b)]);
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.tensors.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "d"]);
+
+    let cp = open_all(&[("m-00001-of-00003.gguf", &a), ("m-00003-of-00003.gguf", &c)]);
+    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD]);
+
+    let wrong = split(1, 3, 9, &["c"]);
+    let cp = open_all(&[("1.gguf", &a), ("2.gguf", &wrong), ("3.gguf", &c)]);
+    assert_eq!(codes(&cp), vec![rules::SPLIT_MISMATCH]);
+
+    let other = split(1, 2, 4, &["c"]);
+    let cp = open_all(&[("1.gguf", &a), ("2.gguf", &other)]);
+    assert_eq!(codes(&cp), vec![rules::SPLIT_MISMATCH]);
+
+    let dup = split(0, 3, 4, &["c"]);
+    let cp = open_all(&[("1.gguf", &a), ("2.gguf", &dup), ("3.gguf", &c)]);
+    assert!(codes(&cp).contains(&rules::SPLIT_MISMATCH));
+}
+
+#[test]
+fn mixed_formats_are_reported() {
+    let a = shard(&["x"]);
+    let g = split(0, 1, 1, &["t"]);
+    let cp = open_all(&[("a.safetensors", &a), ("b.safetensors", &a), ("c.gguf", &g)]);
+    assert_eq!(cp.format, Format::Safetensors);
+    assert!(codes(&cp).contains(&rules::MIXED_FORMATS));
+}
+
+/// A GGUF of `q` elements in `qtype` and `f` elements in F32, with `general.file_type` `ft`.
+fn mix(qtype: u32, q: u64, ft: u32) -> Vec<u8> {
+    let mut g = Gguf::header(3, 2, 1);
+    g.kv_u32("general.file_type", ft);
+    let qbytes = tensorscope::engine::gguf::GgmlType(qtype).nbytes(q).unwrap();
+    g.tensor("blk.0.ffn_up.weight", &[q], qtype, 0);
+    g.tensor("output_norm.weight", &[256], 0, qbytes.next_multiple_of(32));
+    g.pad(32).data(qbytes.next_multiple_of(32) as usize + 1024);
+    g.build()
+}
+
+#[test]
+fn file_name_and_file_type_are_compared_with_the_contents() {
+    // 20: IQ4_NL; general.file_type 25 = MOSTLY_IQ4_NL
+    let f = mix(20, 4096, 25);
+    assert!(open_one("Model-7B-IQ4_NL.gguf", &f).findings.iter().all(|x| x.code != naming::NAME_TYPE_MISMATCH));
+    let cp = open_one("Model-Q2_K.gguf", &f);
+    assert_eq!(codes(&cp), vec![naming::NAME_TYPE_MISMATCH]);
+    assert!(cp.findings[0].message.contains("IQ4_NL"), "{}", cp.findings[0].message);
+    // file_type 15 = MOSTLY_Q4_K_M over IQ4_NL tensors
+    let cp = open_one("model.gguf", &mix(20, 4096, 15));
+    assert_eq!(codes(&cp), vec![naming::FILE_TYPE_MISMATCH]);
+    // Q4_K_M: mostly Q4_K, the label fits
+    assert!(open_one("m-Q4_K_M.gguf", &mix(12, 4096, 15)).findings.is_empty());
+    // a size label far from the parameter count
+    let cp = open_one("Model-70B-IQ4_NL.gguf", &f);
+    assert_eq!(codes(&cp), vec![naming::NAME_SIZE_MISMATCH]);
+}
