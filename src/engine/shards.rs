@@ -130,7 +130,11 @@ fn safetensors_set(
     Checkpoint { format: Format::Safetensors, files: infos, metadata, tensors, findings }
 }
 
+/// A tensor name used in two files (each file's own duplicates are its header's findings).
 fn duplicate_names(tensors: &[Tensor], files: &[FileInfo], findings: &mut Vec<Finding>) {
+    if files.len() < 2 {
+        return;
+    }
     let mut first: HashMap<&str, usize> = HashMap::new();
     for t in tensors {
         match first.get(t.name.as_str()) {

@@ -67,20 +67,23 @@ where
     }
 }
 
-/// A growable window of file bytes: `buf` holds the file's bytes from `base` on.
+/// A growable window of file bytes: the file's bytes from `base` on.
 ///
 /// Decoders parse whole items from it and [`Window::consume`] them, so memory holds the item
-/// being parsed plus at most one read chunk.
+/// being parsed plus at most one read chunk. Consuming is amortised O(1): dropped bytes are
+/// compacted away only once they outnumber the live ones.
 #[derive(Debug, Default)]
 pub struct Window {
     base: u64,
     buf: Vec<u8>,
+    /// Index in `buf` of the byte at `base`.
+    start: usize,
 }
 
 impl Window {
     /// An empty window whose first byte will be at `base`.
     pub fn new(base: u64) -> Self {
-        Window { base, buf: Vec::new() }
+        Window { base, buf: Vec::new(), start: 0 }
     }
 
     /// Absolute offset of the first buffered byte.
@@ -90,18 +93,22 @@ impl Window {
 
     /// Absolute offset just past the last buffered byte.
     pub fn end(&self) -> u64 {
-        self.base + self.buf.len() as u64
+        self.base + (self.buf.len() - self.start) as u64
     }
 
     /// The buffered bytes from `base`.
     pub fn bytes(&self) -> &[u8] {
-        &self.buf
+        &self.buf[self.start..]
     }
 
     /// Append bytes that must start at [`Window::end`].
     pub fn push(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
         if offset != self.end() {
             return Err(FeedError { expected: self.end(), got: offset });
+        }
+        if self.start > 0 && self.start >= self.buf.len() - self.start {
+            self.buf.drain(..self.start);
+            self.start = 0;
         }
         self.buf.extend_from_slice(bytes);
         Ok(())
@@ -111,9 +118,10 @@ impl Window {
     pub fn consume(&mut self, to: u64) {
         if to >= self.end() {
             self.buf.clear();
+            self.start = 0;
             self.base = to;
         } else if to > self.base {
-            self.buf.drain(..(to - self.base) as usize);
+            self.start += (to - self.base) as usize;
             self.base = to;
         }
     }

@@ -1,6 +1,7 @@
 //! The safetensors header decoder and the reference implementation's validation rules.
 
 use serde::de::{Deserializer as _, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::Value as Json;
 
 use super::rules;
@@ -160,9 +161,10 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
             return false;
         }
     };
-    let mut seen = std::collections::HashSet::new();
-    for (key, value) in entries {
-        if !seen.insert(key.clone()) {
+    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    let first: Vec<bool> = entries.iter().map(|(k, _)| seen.insert(k.as_str())).collect();
+    for ((key, value), first) in entries.iter().zip(first) {
+        if !first {
             out.findings.push(Finding::error(
                 rules::DUPLICATE_KEY,
                 format!("header key '{key}' appears more than once; the first is kept"),
@@ -170,11 +172,14 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
             continue;
         }
         if key == "__metadata__" {
-            metadata(value, out);
+            match serde_json::from_str(value.get()) {
+                Ok(v) => metadata(v, out),
+                Err(e) => out.findings.push(Finding::error(rules::INVALID_JSON, format!("__metadata__: {e}"))),
+            }
         } else {
-            match tensor_entry(&key, value) {
+            match tensor_entry(key, value) {
                 Ok(t) => out.tensors.push(t),
-                Err(msg) => out.findings.push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&key)),
+                Err(msg) => out.findings.push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(key)),
             }
         }
     }
@@ -206,31 +211,19 @@ fn metadata(value: Json, out: &mut Header) {
     }
 }
 
-fn tensor_entry(name: &str, value: Json) -> Result<TensorEntry, String> {
-    let Json::Object(map) = value else {
-        return Err(format!("entry '{name}' is not an object"));
-    };
-    let dtype = match map.get("dtype") {
-        Some(Json::String(s)) => Dtype::from_name(s).ok_or_else(|| s.clone()),
-        _ => return Err(format!("entry '{name}' has no string 'dtype'")),
-    };
-    let u64s = |field: &str| -> Result<Vec<u64>, String> {
-        match map.get(field) {
-            Some(Json::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_u64().ok_or_else(|| format!("entry '{name}': '{field}' holds {v}, not an unsigned integer"))
-                })
-                .collect(),
-            _ => Err(format!("entry '{name}' has no '{field}' array")),
-        }
-    };
-    let shape = u64s("shape")?;
-    let offsets = u64s("data_offsets")?;
-    let [begin, end] = offsets[..] else {
-        return Err(format!("entry '{name}': 'data_offsets' must hold exactly two numbers"));
-    };
-    Ok(TensorEntry { name: name.to_owned(), dtype, shape, begin, end })
+/// A tensor entry's fields as the reference reads them (unknown fields ignored).
+#[derive(serde::Deserialize)]
+struct RawEntry {
+    dtype: String,
+    shape: Vec<u64>,
+    data_offsets: (u64, u64),
+}
+
+fn tensor_entry(name: &str, raw: &RawValue) -> Result<TensorEntry, String> {
+    let e: RawEntry = serde_json::from_str(raw.get()).map_err(|e| format!("entry '{name}' is malformed: {e}"))?;
+    let dtype = Dtype::from_name(&e.dtype).ok_or(e.dtype);
+    let (begin, end) = e.data_offsets;
+    Ok(TensorEntry { name: name.to_owned(), dtype, shape: e.shape, begin, end })
 }
 
 /// The reference implementation's `validate()`, reporting every fault instead of the first.
@@ -303,16 +296,16 @@ fn validate(out: &mut Header) {
 }
 
 /// The top-level object's entries in order, duplicates included.
-fn ordered_entries(text: &str) -> Result<Vec<(String, Json)>, serde_json::Error> {
+fn ordered_entries(text: &str) -> Result<Vec<(String, &RawValue)>, serde_json::Error> {
     struct Entries;
     impl<'de> Visitor<'de> for Entries {
-        type Value = Vec<(String, Json)>;
+        type Value = Vec<(String, &'de RawValue)>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a JSON object")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut out = Vec::new();
-            while let Some((k, v)) = map.next_entry::<String, Json>()? {
+            while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
                 out.push((k, v));
             }
             Ok(out)
