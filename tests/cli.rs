@@ -41,7 +41,8 @@ fn inspect_json_follows_the_contract() {
         assert_eq!(r["files"][0]["size"], std::fs::metadata(fixture(file)).unwrap().len());
         assert_eq!(keys(&r["tensors"][0]), ["name", "dtype", "shape", "file", "offset", "nbytes"]);
         assert_eq!(keys(&r["summary"]), ["tensors", "params", "bytes", "bits_per_weight", "by_dtype"]);
-        let by: u64 = r["summary"]["by_dtype"].as_object().unwrap().values().map(|d| d["bytes"].as_u64().unwrap()).sum();
+        let by: u64 =
+            r["summary"]["by_dtype"].as_object().unwrap().values().map(|d| d["bytes"].as_u64().unwrap()).sum();
         assert_eq!(by, r["summary"]["bytes"].as_u64().unwrap());
         let tensors = r["tensors"].as_array().unwrap().len() as u64;
         assert_eq!(r["summary"]["tensors"], tensors);
@@ -99,7 +100,9 @@ fn folders_and_several_paths_open_as_one_set() {
 fn human_output_shows_summary_metadata_and_tensors() {
     let (code, out, _) = run(&["inspect", &fixture("gguf_v3_le.gguf")]);
     assert_eq!(code, 0);
-    for needle in ["format   gguf", "MOSTLY_Q4_K_M", "tokenizer.chat_template", "blk.0.attn_q.weight", "IQ4_XS", "[string; 100]"] {
+    for needle in
+        ["format   gguf", "MOSTLY_Q4_K_M", "tokenizer.chat_template", "blk.0.attn_q.weight", "IQ4_XS", "[string; 100]"]
+    {
         assert!(out.contains(needle), "{needle} missing from:\n{out}");
     }
 }

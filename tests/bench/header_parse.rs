@@ -97,7 +97,7 @@ fn write_gguf(path: &Path) -> u64 {
     }
     add(&mut w, "output_norm.weight", &[3584], 0, 3584 * 4);
     add(&mut w, "output.weight", &[3584, VOCAB as u64], 14, 3584 * VOCAB as u64 / 256 * 210);
-    while w.0.len() % 32 != 0 {
+    while !w.0.len().is_multiple_of(32) {
         w.0.push(0);
     }
     let header_len = w.0.len() as u64;
@@ -114,7 +114,7 @@ fn gguf_many_tensors(n: usize) -> Vec<u8> {
     for i in 0..n {
         w.str(&format!("blk.{}.ffn_up_exps.{}.weight", i / 1000, i % 1000)).u32(1).u64(8).u32(0).u64(i as u64 * 32);
     }
-    while w.0.len() % 32 != 0 {
+    while !w.0.len().is_multiple_of(32) {
         w.0.push(0);
     }
     w.0.resize(w.0.len() + n * 32, 0);
