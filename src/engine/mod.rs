@@ -1,6 +1,7 @@
 //! The platform-free, sans-IO engine: no I/O, no async, no web APIs.
 
 pub mod findings;
+pub mod fuzz;
 pub mod gguf;
 pub mod model;
 pub mod naming;

@@ -41,7 +41,7 @@ pub struct Header {
 impl Header {
     /// Absolute offset of the data buffer (`8 + N`).
     pub fn data_start(&self) -> u64 {
-        8 + self.header_len
+        self.header_len.saturating_add(8)
     }
 }
 

@@ -1,0 +1,3 @@
+//! Any bytes, in any chunking, decode as GGUF without panicking.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tensorscope::engine::fuzz::decode_as("x.gguf", data));
