@@ -303,3 +303,36 @@ fn every_mutation_of_a_file_is_survived() {
         let _ = open_one("x.gguf", &b);
     }
 }
+
+#[test]
+fn the_full_list_of_a_big_array_is_readable_on_demand() {
+    use tensorscope::engine::gguf::ArrayItemsDecoder;
+    use tensorscope::engine::step::drive;
+    for big in [false, true] {
+        let mut g = if big { Gguf::header_be(3, 0, 2) } else { Gguf::header(3, 0, 2) };
+        g.str(b"tokens").u32(9).u32(8).u64(1000);
+        for i in 0..1000 {
+            g.str(format!("tok{i}").as_bytes());
+        }
+        g.str(b"ids").u32(9).u32(4).u64(500);
+        for i in 0..500u32 {
+            g.u32(i * 3);
+        }
+        let bytes = g.build();
+        let h = header(&bytes);
+        let read = |key: &str, first: u64, count: u64, chunk: u64| {
+            let Some(Value::Array(a)) = h.get(key) else { panic!() };
+            let d = ArrayItemsDecoder::new(a, big, first, count);
+            drive(d, chunk, |r| Ok::<_, ()>(bytes[r.start as usize..r.end as usize].to_vec())).unwrap()
+        };
+        let all = read("tokens", 0, u64::MAX, 1 << 20);
+        assert_eq!(all.len(), 1000);
+        assert_eq!(all[999], Value::String("tok999".into()));
+        for chunk in [1, 7, 4096] {
+            let some = read("tokens", 500, 3, chunk);
+            assert_eq!(some, ["tok500", "tok501", "tok502"].map(|s| Value::String(s.into())));
+            assert_eq!(read("ids", 498, 10, chunk), vec![Value::U32(1494), Value::U32(1497)]);
+        }
+        assert!(read("tokens", 2000, 5, 64).is_empty());
+    }
+}

@@ -174,7 +174,10 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
-    let dir: PathBuf = std::env::temp_dir().join(format!("tensorscope-bench-{}", std::process::id()));
+    // TENSORSCOPE_BENCH_DIR keeps the generated files, to time other tools on the same bytes.
+    let keep = std::env::var_os("TENSORSCOPE_BENCH_DIR").map(PathBuf::from);
+    let dir =
+        keep.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("tensorscope-bench-{}", std::process::id())));
     std::fs::create_dir_all(&dir).unwrap();
     let out = &mut std::io::stdout();
 
@@ -243,5 +246,7 @@ fn main() {
     writeln!(out, "safetensors header  {TENSORS} tensors, {:.1} MB header", (bytes.len() - TENSORS * 512) as f64 / 1e6)
         .unwrap();
     writeln!(out, "  engine parse + validate            median {} min {}", ms(med), ms(min)).unwrap();
-    let _ = std::fs::remove_dir_all(dir);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

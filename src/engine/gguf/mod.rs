@@ -1,11 +1,13 @@
 //! GGUF: llama.cpp's single-file format.
 
+mod array_items;
 mod ggml_type;
 mod header;
 mod reader;
 pub mod rules;
 mod value;
 
+pub use array_items::ArrayItemsDecoder;
 pub use ggml_type::{GgmlType, Kind, TYPE_COUNT};
 pub use header::{
     Header, HeaderDecoder, TensorInfo, DEFAULT_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_DIMS, MAX_KEY_BYTES, MAX_NAME_BYTES,

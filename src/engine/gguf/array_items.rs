@@ -1,0 +1,123 @@
+//! Reading a metadata array's items on demand, from the byte span its header recorded.
+
+use super::reader::{Reader, Short};
+use super::value::{Array, Value, ValueType};
+use crate::engine::range::ByteRange;
+use crate::engine::step::{Decoder, FeedError, Step, Window};
+
+/// Bytes read ahead while walking string items.
+const READ_AHEAD: u64 = 256 << 10;
+
+/// Reads items `first..first + count` of an array of scalars or strings. String items are
+/// variable-length, so reaching item `first` walks the ones before it (reading, not keeping).
+pub struct ArrayItemsDecoder {
+    item_type: ValueType,
+    big_endian: bool,
+    span: ByteRange,
+    /// Index of the item at the window's base.
+    index: u64,
+    first: u64,
+    end: u64,
+    window: Window,
+    items: Vec<Value>,
+}
+
+impl ArrayItemsDecoder {
+    /// Items `first..first + count` of `array` (clamped to its length), from a file whose
+    /// numbers are big-endian when `big_endian`. Nested arrays yield no items.
+    pub fn new(array: &Array, big_endian: bool, first: u64, count: u64) -> Self {
+        let end = first.saturating_add(count).min(array.len);
+        let first = first.min(end);
+        let mut d = ArrayItemsDecoder {
+            item_type: array.item_type,
+            big_endian,
+            span: array.span,
+            index: 0,
+            first,
+            end,
+            window: Window::new(array.span.start),
+            items: Vec::new(),
+        };
+        if let Some(size) = array.item_type.fixed_bytes() {
+            let start = array.span.start.saturating_add(first.saturating_mul(size));
+            d.window = Window::new(start.min(array.span.end));
+            d.index = first;
+        }
+        if array.item_type == ValueType::Array {
+            d.end = d.first;
+        }
+        d
+    }
+
+    fn read_item(&self, r: &mut Reader<'_>) -> Result<Value, Short> {
+        Ok(match self.item_type {
+            ValueType::U8 => Value::U8(r.u8()?),
+            ValueType::I8 => Value::I8(r.i8()?),
+            ValueType::U16 => Value::U16(r.u16()?),
+            ValueType::I16 => Value::I16(r.i16()?),
+            ValueType::U32 => Value::U32(r.u32()?),
+            ValueType::I32 => Value::I32(r.i32()?),
+            ValueType::F32 => Value::F32(r.f32()?),
+            ValueType::U64 => Value::U64(r.u64()?),
+            ValueType::I64 => Value::I64(r.i64()?),
+            ValueType::F64 => Value::F64(r.f64()?),
+            ValueType::Bool => Value::Bool(r.u8()? != 0),
+            ValueType::String => {
+                let left = self.span.end.saturating_sub(self.window.base() + r.pos() + 8);
+                let keep = self.index >= self.first;
+                let s = r.string_bytes("string", left)?;
+                Value::String(if keep { String::from_utf8_lossy(s).into_owned() } else { String::new() })
+            }
+            ValueType::Array => unreachable!("nested arrays yield no items"),
+        })
+    }
+}
+
+impl Decoder for ArrayItemsDecoder {
+    type Output = Vec<Value>;
+
+    fn step(&mut self) -> Step<Vec<Value>> {
+        loop {
+            if self.index >= self.end {
+                return Step::Done(std::mem::take(&mut self.items));
+            }
+            let mut r = Reader::new(self.window.bytes(), self.big_endian);
+            let mut used = 0;
+            let mut short = None;
+            while self.index < self.end {
+                match self.read_item(&mut r) {
+                    Ok(v) => {
+                        if self.index >= self.first {
+                            self.items.push(v);
+                        }
+                        self.index += 1;
+                        used = r.pos();
+                    }
+                    Err(s) => {
+                        short = Some(s);
+                        break;
+                    }
+                }
+            }
+            let base = self.window.base();
+            self.window.consume(base + used);
+            match short {
+                None => {}
+                Some(Short::Need(n)) => {
+                    let until = self.window.base().saturating_add(n.saturating_sub(used));
+                    if until > self.span.end {
+                        self.end = self.index; // the span ends mid-item: stop with what was read
+                        continue;
+                    }
+                    let ahead = self.window.end().saturating_add(READ_AHEAD);
+                    return Step::Need(ByteRange::new(self.window.end(), until.max(ahead).min(self.span.end)));
+                }
+                Some(Short::TooLong(..)) => self.end = self.index,
+            }
+        }
+    }
+
+    fn feed(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        self.window.push(offset, bytes)
+    }
+}
