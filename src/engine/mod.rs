@@ -1,5 +1,6 @@
 //! The platform-free, sans-IO engine: no I/O, no async, no web APIs.
 
+pub mod decode;
 pub mod findings;
 pub mod fuzz;
 pub mod gguf;

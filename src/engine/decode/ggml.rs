@@ -1,0 +1,581 @@
+//! GGML block types other than the i-quants: plain floats and integers, the legacy quants,
+//! the k-quants, the ternary quants, MXFP4/NVFP4 and the 1-/2-bit Q1_0/Q2_0.
+//!
+//! Each decoder follows ggml's `dequantize_row_*` (and gguf-py's numpy port of it) operation
+//! for operation, so results agree bit for bit.
+
+use super::{bf16_le, f16_le, f32_le, BlockCodec};
+use crate::engine::gguf::GgmlType;
+
+/// The codec of GGML type `t`, when Tensorscope can decode it.
+pub fn codec(t: GgmlType) -> Option<BlockCodec> {
+    Some(match t.0 {
+        0 => F32,
+        1 => F16,
+        2 => Q4_0,
+        3 => Q4_1,
+        6 => Q5_0,
+        7 => Q5_1,
+        8 => Q8_0,
+        9 => Q8_1,
+        10 => Q2_K,
+        11 => Q3_K,
+        12 => Q4_K,
+        13 => Q5_K,
+        14 => Q6_K,
+        15 => Q8_K,
+        24 => I8,
+        25 => I16,
+        26 => I32,
+        27 => I64,
+        28 => F64,
+        30 => BF16,
+        34 => TQ1_0,
+        35 => TQ2_0,
+        39 => MXFP4,
+        40 => NVFP4,
+        41 => Q1_0,
+        42 => Q2_0,
+        _ => return None,
+    })
+}
+
+/// Decode fixed-size blocks: `f(block, out)` for each of `src`'s blocks of `BYTES` bytes.
+#[inline(always)]
+fn blocks<const BYTES: usize, const ELEMS: usize>(src: &[u8], dst: &mut [f32], f: impl Fn(&[u8; BYTES], &mut [f32; ELEMS])) {
+    for (b, out) in src.chunks_exact(BYTES).zip(dst.chunks_exact_mut(ELEMS)) {
+        f(b.try_into().expect("whole block"), out.try_into().expect("whole block"));
+    }
+}
+
+/// The f16 at `b[at..at + 2]` of each block, for block types led by one scale.
+fn scales_f16_at<const BYTES: usize, const AT: usize>(src: &[u8], out: &mut Vec<f32>) {
+    out.extend(src.chunks_exact(BYTES).map(|b| f16_le(&b[AT..])));
+}
+
+macro_rules! scalar_codec {
+    ($name:ident, $bytes:expr, |$b:ident| $e:expr, $doc:expr) => {
+        #[doc = $doc]
+        pub const $name: BlockCodec = BlockCodec {
+            block_elems: 1,
+            block_bytes: $bytes,
+            decode: |src, dst| {
+                for ($b, out) in src.chunks_exact($bytes).zip(dst.iter_mut()) {
+                    *out = $e;
+                }
+            },
+            scales: None,
+        };
+    };
+}
+
+scalar_codec!(F32, 4, |b| f32_le(b), "IEEE binary32.");
+scalar_codec!(F16, 2, |b| f16_le(b), "IEEE binary16.");
+scalar_codec!(BF16, 2, |b| bf16_le(b), "bfloat16.");
+scalar_codec!(F64, 8, |b| f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32, "IEEE binary64, rounded to f32.");
+scalar_codec!(I8, 1, |b| f32::from(b[0] as i8), "Signed 8-bit integers.");
+scalar_codec!(I16, 2, |b| f32::from(i16::from_le_bytes([b[0], b[1]])), "Signed 16-bit integers.");
+scalar_codec!(I32, 4, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32, "Signed 32-bit integers.");
+scalar_codec!(I64, 8, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")) as f32, "Signed 64-bit integers.");
+
+/// `d: f16, qs: [u8; 16]`: `(q - 8) * d`, low nibbles first half, high nibbles second.
+pub const Q4_0: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 18,
+    decode: |src, dst| {
+        blocks::<18, 32>(src, dst, |b, y| {
+            let d = f16_le(b);
+            for j in 0..16 {
+                y[j] = ((b[2 + j] & 0x0f) as i32 - 8) as f32 * d;
+                y[j + 16] = ((b[2 + j] >> 4) as i32 - 8) as f32 * d;
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<18, 0>),
+};
+
+/// `d, m: f16, qs: [u8; 16]`: `q * d + m`.
+pub const Q4_1: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 20,
+    decode: |src, dst| {
+        blocks::<20, 32>(src, dst, |b, y| {
+            let (d, m) = (f16_le(b), f16_le(&b[2..]));
+            for j in 0..16 {
+                y[j] = (b[4 + j] & 0x0f) as f32 * d + m;
+                y[j + 16] = (b[4 + j] >> 4) as f32 * d + m;
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<20, 0>),
+};
+
+/// The fifth bits of Q5 element `j` and `j + 16`, from the 32-bit `qh`.
+#[inline(always)]
+fn q5_high(qh: u32, j: usize) -> (u8, u8) {
+    ((((qh >> j) << 4) & 0x10) as u8, ((qh >> (j + 12)) & 0x10) as u8)
+}
+
+/// `d: f16, qh: u32, qs: [u8; 16]`: 5-bit `(q - 16) * d`.
+pub const Q5_0: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 22,
+    decode: |src, dst| {
+        blocks::<22, 32>(src, dst, |b, y| {
+            let d = f16_le(b);
+            let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+            for j in 0..16 {
+                let (h0, h1) = q5_high(qh, j);
+                y[j] = (((b[6 + j] & 0x0f) | h0) as i32 - 16) as f32 * d;
+                y[j + 16] = (((b[6 + j] >> 4) | h1) as i32 - 16) as f32 * d;
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<22, 0>),
+};
+
+/// `d, m: f16, qh: u32, qs: [u8; 16]`: 5-bit `q * d + m`.
+pub const Q5_1: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 24,
+    decode: |src, dst| {
+        blocks::<24, 32>(src, dst, |b, y| {
+            let (d, m) = (f16_le(b), f16_le(&b[2..]));
+            let qh = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+            for j in 0..16 {
+                let (h0, h1) = q5_high(qh, j);
+                y[j] = ((b[8 + j] & 0x0f) | h0) as f32 * d + m;
+                y[j + 16] = ((b[8 + j] >> 4) | h1) as f32 * d + m;
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<24, 0>),
+};
+
+/// `d: f16, qs: [i8; 32]`: `q * d`.
+pub const Q8_0: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 34,
+    decode: |src, dst| {
+        blocks::<34, 32>(src, dst, |b, y| {
+            let d = f16_le(b);
+            for j in 0..32 {
+                y[j] = f32::from(b[2 + j] as i8) * d;
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<34, 0>),
+};
+
+/// `d, s: f16, qs: [i8; 32]` (`s = d * Σq`, ggml's activation format): `q * d`.
+pub const Q8_1: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 36,
+    decode: |src, dst| {
+        blocks::<36, 32>(src, dst, |b, y| {
+            let d = f16_le(b);
+            for j in 0..32 {
+                y[j] = f32::from(b[4 + j] as i8) * d;
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<36, 0>),
+};
+
+/// `scales: [u8; 16], qs: [u8; 64], d, dmin: f16`: 2-bit `(d·sc) q − dmin·m` per 16 values.
+pub const Q2_K: BlockCodec = BlockCodec {
+    block_elems: 256,
+    block_bytes: 84,
+    decode: |src, dst| {
+        blocks::<84, 256>(src, dst, |b, y| {
+            let (sc, qs) = (&b[..16], &b[16..80]);
+            let (d, min) = (f16_le(&b[80..]), f16_le(&b[82..]));
+            let mut is = 0;
+            for half in 0..2 {
+                let q = &qs[half * 32..half * 32 + 32];
+                for (j, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
+                    for part in 0..2 {
+                        let s = sc[is];
+                        is += 1;
+                        let (dl, ml) = (d * (s & 0x0f) as f32, min * (s >> 4) as f32);
+                        let base = half * 128 + j * 32 + part * 16;
+                        for l in 0..16 {
+                            y[base + l] = dl * ((q[part * 16 + l] >> shift) & 3) as f32 - ml;
+                        }
+                    }
+                }
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<84, 80>),
+};
+
+/// The sixteen signed 6-bit scales of a Q3_K block, unpacked from 12 bytes.
+fn q3k_scales(raw: &[u8]) -> [i8; 16] {
+    let word = |i: usize| u32::from_le_bytes([raw[4 * i], raw[4 * i + 1], raw[4 * i + 2], raw[4 * i + 3]]);
+    let (a0, a1, tmp) = (word(0), word(1), word(2));
+    const LOW4: u32 = 0x0f0f_0f0f;
+    const LOW2: u32 = 0x0303_0303;
+    let aux = [
+        (a0 & LOW4) | ((tmp & LOW2) << 4),
+        (a1 & LOW4) | (((tmp >> 2) & LOW2) << 4),
+        ((a0 >> 4) & LOW4) | (((tmp >> 4) & LOW2) << 4),
+        ((a1 >> 4) & LOW4) | (((tmp >> 6) & LOW2) << 4),
+    ];
+    let mut out = [0i8; 16];
+    for (i, a) in aux.iter().enumerate() {
+        for (k, byte) in a.to_le_bytes().into_iter().enumerate() {
+            out[4 * i + k] = byte as i8;
+        }
+    }
+    out
+}
+
+/// `hmask: [u8; 32], qs: [u8; 64], scales: [u8; 12], d: f16`: 3-bit `(d·(sc−32)) q`.
+pub const Q3_K: BlockCodec = BlockCodec {
+    block_elems: 256,
+    block_bytes: 110,
+    decode: |src, dst| {
+        blocks::<110, 256>(src, dst, |b, y| {
+            let (hm, qs) = (&b[..32], &b[32..96]);
+            let sc = q3k_scales(&b[96..108]);
+            let d = f16_le(&b[108..]);
+            let mut is = 0;
+            let mut m = 1u8;
+            for half in 0..2 {
+                let q = &qs[half * 32..half * 32 + 32];
+                for (j, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
+                    for part in 0..2 {
+                        let dl = d * (i32::from(sc[is]) - 32) as f32;
+                        is += 1;
+                        let base = half * 128 + j * 32 + part * 16;
+                        for l in 0..16 {
+                            let k = part * 16 + l;
+                            let low = ((q[k] >> shift) & 3) as i32;
+                            let high = if hm[k] & m != 0 { 0 } else { 4 };
+                            y[base + l] = dl * (low - high) as f32;
+                        }
+                    }
+                    m <<= 1;
+                }
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<110, 108>),
+};
+
+/// Scale and min `j` (6 bits each) of the 12 packed bytes of Q4_K and Q5_K.
+#[inline(always)]
+fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+    if j < 4 {
+        (q[j] & 63, q[j + 4] & 63)
+    } else {
+        ((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
+    }
+}
+
+/// `d, dmin: f16, scales: [u8; 12], qs: [u8; 128]`: 4-bit `(d·sc) q − dmin·m` per 32 values.
+pub const Q4_K: BlockCodec = BlockCodec {
+    block_elems: 256,
+    block_bytes: 144,
+    decode: |src, dst| {
+        blocks::<144, 256>(src, dst, |b, y| {
+            let (d, min) = (f16_le(b), f16_le(&b[2..]));
+            let (sc, qs) = (&b[4..16], &b[16..144]);
+            for chunk in 0..4 {
+                let q = &qs[chunk * 32..chunk * 32 + 32];
+                let (s1, m1) = scale_min_k4(2 * chunk, sc);
+                let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
+                let (d1, m1) = (d * s1 as f32, min * m1 as f32);
+                let (d2, m2) = (d * s2 as f32, min * m2 as f32);
+                let out = &mut y[chunk * 64..chunk * 64 + 64];
+                for l in 0..32 {
+                    out[l] = d1 * (q[l] & 0x0f) as f32 - m1;
+                    out[l + 32] = d2 * (q[l] >> 4) as f32 - m2;
+                }
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<144, 0>),
+};
+
+/// `d, dmin: f16, scales: [u8; 12], qh: [u8; 32], qs: [u8; 128]`: 5-bit `(d·sc) q − dmin·m`.
+pub const Q5_K: BlockCodec = BlockCodec {
+    block_elems: 256,
+    block_bytes: 176,
+    decode: |src, dst| {
+        blocks::<176, 256>(src, dst, |b, y| {
+            let (d, min) = (f16_le(b), f16_le(&b[2..]));
+            let (sc, qh, qs) = (&b[4..16], &b[16..48], &b[48..176]);
+            for chunk in 0..4 {
+                let q = &qs[chunk * 32..chunk * 32 + 32];
+                let (u1, u2) = (1u8 << (2 * chunk), 2u8 << (2 * chunk));
+                let (s1, m1) = scale_min_k4(2 * chunk, sc);
+                let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
+                let (d1, m1) = (d * s1 as f32, min * m1 as f32);
+                let (d2, m2) = (d * s2 as f32, min * m2 as f32);
+                let out = &mut y[chunk * 64..chunk * 64 + 64];
+                for l in 0..32 {
+                    let h1 = if qh[l] & u1 != 0 { 16 } else { 0 };
+                    let h2 = if qh[l] & u2 != 0 { 16 } else { 0 };
+                    out[l] = d1 * ((q[l] & 0x0f) + h1) as f32 - m1;
+                    out[l + 32] = d2 * ((q[l] >> 4) + h2) as f32 - m2;
+                }
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<176, 0>),
+};
+
+/// `ql: [u8; 128], qh: [u8; 64], scales: [i8; 16], d: f16`: 6-bit `(d·sc) (q − 32)`.
+pub const Q6_K: BlockCodec = BlockCodec {
+    block_elems: 256,
+    block_bytes: 210,
+    decode: |src, dst| {
+        blocks::<210, 256>(src, dst, |b, y| {
+            let d = f16_le(&b[208..]);
+            for half in 0..2 {
+                let ql = &b[half * 64..half * 64 + 64];
+                let qh = &b[128 + half * 32..128 + half * 32 + 32];
+                let sc = &b[192 + half * 8..192 + half * 8 + 8];
+                let out = &mut y[half * 128..half * 128 + 128];
+                for l in 0..32 {
+                    let is = l / 16;
+                    let q1 = ((ql[l] & 0x0f) | ((qh[l] & 3) << 4)) as i32 - 32;
+                    let q2 = ((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) as i32 - 32;
+                    let q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) as i32 - 32;
+                    let q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) as i32 - 32;
+                    let s = |k: usize| d * f32::from(sc[is + k] as i8);
+                    out[l] = s(0) * q1 as f32;
+                    out[l + 32] = s(2) * q2 as f32;
+                    out[l + 64] = s(4) * q3 as f32;
+                    out[l + 96] = s(6) * q4 as f32;
+                }
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<210, 208>),
+};
+
+/// `d: f32, qs: [i8; 256], bsums: [i16; 16]` (ggml's activation format): `d * q`.
+pub const Q8_K: BlockCodec = BlockCodec {
+    block_elems: 256,
+    block_bytes: 292,
+    decode: |src, dst| {
+        blocks::<292, 256>(src, dst, |b, y| {
+            let d = f32_le(b);
+            for j in 0..256 {
+                y[j] = d * f32::from(b[4 + j] as i8);
+            }
+        })
+    },
+    scales: Some(|src, out| out.extend(src.chunks_exact(292).map(f32_le))),
+};
+
+/// Ternary digit `n` (0..5) of a base-3 packed byte, as ggml extracts it: `((q·3ⁿ mod 256)·3) >> 8`.
+#[inline(always)]
+fn trit(q: u8, n: usize) -> i32 {
+    const POW3: [u8; 6] = [1, 3, 9, 27, 81, 243];
+    ((u16::from(q.wrapping_mul(POW3[n])) * 3) >> 8) as i32
+}
+
+/// `qs: [u8; 48], qh: [u8; 4], d: f16`: ternary `(t − 1) * d`, five trits per `qs` byte and
+/// four per `qh` byte.
+pub const TQ1_0: BlockCodec = BlockCodec {
+    block_elems: 256,
+    block_bytes: 54,
+    decode: |src, dst| {
+        blocks::<54, 256>(src, dst, |b, y| {
+            let (qs, qh, d) = (&b[..48], &b[48..52], f16_le(&b[52..]));
+            let mut k = 0;
+            for (start, width) in [(0, 32), (32, 16)] {
+                for n in 0..5 {
+                    for m in 0..width {
+                        y[k] = (trit(qs[start + m], n) - 1) as f32 * d;
+                        k += 1;
+                    }
+                }
+            }
+            for n in 0..4 {
+                for &q in qh {
+                    y[k] = (trit(q, n) - 1) as f32 * d;
+                    k += 1;
+                }
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<54, 52>),
+};
+
+/// `qs: [u8; 64], d: f16`: 2-bit ternary `(q − 1) * d`.
+pub const TQ2_0: BlockCodec = BlockCodec {
+    block_elems: 256,
+    block_bytes: 66,
+    decode: |src, dst| {
+        blocks::<66, 256>(src, dst, |b, y| {
+            let d = f16_le(&b[64..]);
+            for half in 0..2 {
+                for l in 0..4 {
+                    for m in 0..32 {
+                        let q = (b[half * 32 + m] >> (2 * l)) & 3;
+                        y[half * 128 + l * 32 + m] = (q as i32 - 1) as f32 * d;
+                    }
+                }
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<66, 64>),
+};
+
+/// E2M1 values, doubled (ggml's `kvalues_mxfp4`); the scales carry the factor ½.
+const FP4_DOUBLED: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+/// Half of an E8M0 scale `2^(e − 127)`, as ggml computes it (no NaN for 255).
+#[inline(always)]
+fn e8m0_half(e: u8) -> f32 {
+    f32::from_bits(if e < 2 { 0x0020_0000 << e } else { u32::from(e - 1) << 23 })
+}
+
+/// `e: u8 (E8M0), qs: [u8; 16]`: `fp4 · 2^(e − 127)`.
+pub const MXFP4: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 17,
+    decode: |src, dst| {
+        blocks::<17, 32>(src, dst, |b, y| {
+            let d = e8m0_half(b[0]);
+            for j in 0..16 {
+                y[j] = f32::from(FP4_DOUBLED[(b[1 + j] & 0x0f) as usize]) * d;
+                y[j + 16] = f32::from(FP4_DOUBLED[(b[1 + j] >> 4) as usize]) * d;
+            }
+        })
+    },
+    scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
+};
+
+/// Half of an unsigned E4M3 scale, as ggml computes it (bit 7 ignored; 0x7f reads as 0).
+#[inline(always)]
+fn ue4m3_half(x: u8) -> f32 {
+    if x == 0 || x == 0x7f {
+        return 0.0;
+    }
+    let (exp, man) = (i32::from((x >> 3) & 0x0f), f32::from(x & 7));
+    let raw = if exp == 0 { man * 2f32.powi(-9) } else { (1.0 + man / 8.0) * 2f32.powi(exp - 7) };
+    raw * 0.5
+}
+
+/// `d: [u8; 4] (UE4M3, one per 16 values), qs: [u8; 32]`: `fp4 · d`.
+pub const NVFP4: BlockCodec = BlockCodec {
+    block_elems: 64,
+    block_bytes: 36,
+    decode: |src, dst| {
+        blocks::<36, 64>(src, dst, |b, y| {
+            for s in 0..4 {
+                let d = ue4m3_half(b[s]);
+                let qs = &b[4 + s * 8..4 + s * 8 + 8];
+                for j in 0..8 {
+                    y[s * 16 + j] = f32::from(FP4_DOUBLED[(qs[j] & 0x0f) as usize]) * d;
+                    y[s * 16 + j + 8] = f32::from(FP4_DOUBLED[(qs[j] >> 4) as usize]) * d;
+                }
+            }
+        })
+    },
+    scales: Some(|src, out| {
+        for b in src.chunks_exact(36) {
+            out.extend(b[..4].iter().map(|&x| 2.0 * ue4m3_half(x)));
+        }
+    }),
+};
+
+/// `d: f16, qs: [u8; 16]`: one sign bit per value, `±d`.
+pub const Q1_0: BlockCodec = BlockCodec {
+    block_elems: 128,
+    block_bytes: 18,
+    decode: |src, dst| {
+        blocks::<18, 128>(src, dst, |b, y| {
+            let d = f16_le(b);
+            for j in 0..128 {
+                y[j] = if (b[2 + j / 8] >> (j % 8)) & 1 != 0 { d } else { -d };
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<18, 0>),
+};
+
+/// `d: f16, qs: [u8; 16]`: 2-bit codes, `(q − 1) * d`.
+pub const Q2_0: BlockCodec = BlockCodec {
+    block_elems: 64,
+    block_bytes: 18,
+    decode: |src, dst| {
+        blocks::<18, 64>(src, dst, |b, y| {
+            let d = f16_le(b);
+            for j in 0..64 {
+                let q = (b[2 + j / 4] >> (2 * (j % 4))) & 3;
+                y[j] = (q as i32 - 1) as f32 * d;
+            }
+        })
+    },
+    scales: Some(scales_f16_at::<18, 0>),
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::gguf::Kind;
+
+    #[test]
+    fn codecs_agree_with_the_type_table() {
+        for t in GgmlType::all() {
+            match (t.kind(), codec(t)) {
+                (Some(Kind::Live { block_elems, block_bytes }), Some(c)) => {
+                    assert_eq!((c.block_elems as u64, c.block_bytes as u64), (block_elems, block_bytes), "{}", t.name());
+                }
+                (Some(Kind::Removed), None) => {}
+                (k, c) => panic!("{}: kind {k:?}, codec {}", t.name(), c.is_some()),
+            }
+        }
+    }
+
+    fn decode(c: BlockCodec, b: &[u8]) -> Vec<f32> {
+        let mut y = vec![0f32; b.len() / c.block_bytes * c.block_elems];
+        (c.decode)(b, &mut y);
+        y
+    }
+
+    /// Vectors computed by hand from ggml's block definitions, for the types gguf-py cannot
+    /// dequantize.
+    #[test]
+    fn activation_and_binary_types_follow_ggml() {
+        let mut b = vec![0x00, 0x40, 0x00, 0x3c]; // d = 2, s = 1
+        b.extend((0..32).map(|i| (i as i8 - 16) as u8));
+        let y = decode(Q8_1, &b);
+        assert_eq!((y[0], y[16], y[31]), (-32.0, 0.0, 30.0));
+
+        let mut b = 0.5f32.to_le_bytes().to_vec();
+        b.extend((0..256).map(|i| (i as u8).wrapping_sub(128)));
+        b.extend([0u8; 32]);
+        let y = decode(Q8_K, &b);
+        assert_eq!((y[0], y[128], y[255]), (-64.0, 0.0, 63.5));
+
+        let mut b = vec![0x00, 0x3c]; // d = 1
+        b.extend([0b0000_0101u8; 16]);
+        let y = decode(Q1_0, &b);
+        assert_eq!(&y[..4], &[1.0, -1.0, 1.0, -1.0]);
+        assert_eq!(y.len(), 128);
+
+        let mut b = vec![0x00, 0x40]; // d = 2
+        b.extend([0b11_10_01_00u8; 16]);
+        let y = decode(Q2_0, &b);
+        assert_eq!(&y[..4], &[-2.0, 0.0, 2.0, 4.0]);
+        assert_eq!(y.len(), 64);
+    }
+
+    #[test]
+    fn fp4_scales_follow_ggml_conventions() {
+        assert_eq!(e8m0_half(127), 0.5);
+        assert_eq!(e8m0_half(0), 2f64.powi(-128) as f32);
+        assert_eq!(e8m0_half(255), 2f32.powi(127));
+        assert_eq!(ue4m3_half(0x38), 0.5); // exp 7, man 0 → 1.0, halved
+        assert_eq!(ue4m3_half(0x7f), 0.0);
+        assert_eq!(ue4m3_half(0x01), 2f32.powi(-10));
+    }
+}

@@ -1,0 +1,39 @@
+//! Decoding stored values to `f32`: every safetensors dtype and every GGML type.
+//!
+//! Decoders read little-endian bytes from unaligned slices (Blob bytes have no alignment
+//! guarantee) and write whole blocks of values. Results equal the reference dequantization
+//! bit for bit (gguf-py, which agrees with ggml's C code; ggml's own code for the rest).
+
+pub mod ggml;
+pub mod st_dtypes;
+
+/// How one GGML block type decodes.
+#[derive(Clone, Copy)]
+pub struct BlockCodec {
+    /// Elements per block.
+    pub block_elems: usize,
+    /// Bytes per block.
+    pub block_bytes: usize,
+    /// Decode `src.len() / block_bytes` whole blocks into `dst` (`block_elems` values each).
+    pub decode: fn(src: &[u8], dst: &mut [f32]),
+    /// The block's scale values (e.g. `d`; for k-quants the super-block `d`), appended to `out`.
+    pub scales: Option<fn(src: &[u8], out: &mut Vec<f32>)>,
+}
+
+/// An `f16` stored little-endian at `b[0..2]`, as `f32`.
+#[inline]
+pub fn f16_le(b: &[u8]) -> f32 {
+    half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32()
+}
+
+/// A `bf16` stored little-endian at `b[0..2]`, as `f32`.
+#[inline]
+pub fn bf16_le(b: &[u8]) -> f32 {
+    f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16)
+}
+
+/// An `f32` stored little-endian at `b[0..4]`.
+#[inline]
+pub fn f32_le(b: &[u8]) -> f32 {
+    f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
