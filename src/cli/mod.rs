@@ -1,12 +1,14 @@
 //! The native `tensorscope` command line: the engine's results as tables or JSON.
 
+mod args;
 mod open;
 mod source;
 mod text;
+mod values;
 
 use std::io::Write;
-use std::path::PathBuf;
 
+pub use args::{parse_args, Args, Command};
 pub use open::{expand, open_paths};
 pub use source::FileSource;
 
@@ -22,46 +24,14 @@ Several paths (or a folder) are opened as one sharded set.
 commands:
   inspect PATH... [--json]   tensors, metadata, summary and findings
   check PATH... [--json]     findings only (exit 1 when any is an error)
+  hist PATH... --tensor NAME [--bins N] [--elements A:B] [--sample BYTES] [--scales] [--json]
+                             value statistics and histogram (whole tensor by default;
+                             --sample 4M reads ~4 MiB of blocks spread over it;
+                             --scales adds the distribution of block scales)
+  export PATH... --tensor NAME --npy OUT
+                             the decoded tensor as .npy (float32, or the stored integer type)
 
 exit status: 0 no error-level finding, 1 an error-level finding, 2 usage or I/O error";
-
-/// A parsed command line.
-#[derive(Debug, PartialEq)]
-pub struct Args {
-    pub command: Command,
-    pub paths: Vec<PathBuf>,
-    pub json: bool,
-}
-
-#[derive(Debug, PartialEq, Clone, Copy)]
-pub enum Command {
-    Inspect,
-    Check,
-}
-
-/// Parse `args` (without the program name).
-pub fn parse_args(args: &[String]) -> Result<Args, String> {
-    let (cmd, rest) = args.split_first().ok_or("missing command")?;
-    let command = match cmd.as_str() {
-        "inspect" => Command::Inspect,
-        "check" => Command::Check,
-        other => return Err(format!("unknown command '{other}'")),
-    };
-    let mut parsed = Args { command, paths: Vec::new(), json: false };
-    let mut only_paths = false;
-    for a in rest {
-        match a.as_str() {
-            "--" if !only_paths => only_paths = true,
-            "--json" if !only_paths => parsed.json = true,
-            flag if flag.starts_with("--") && !only_paths => return Err(format!("unknown option '{flag}'")),
-            path => parsed.paths.push(PathBuf::from(path)),
-        }
-    }
-    if parsed.paths.is_empty() {
-        return Err("no PATH given".into());
-    }
-    Ok(parsed)
-}
 
 /// Run the command line; returns the process exit status.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
@@ -83,12 +53,22 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return 2;
         }
     };
+    if matches!(args.command, Command::Hist | Command::Export) {
+        return match values::run(&args, &cp, out) {
+            Ok(()) => 0,
+            Err(e) => {
+                let _ = writeln!(err, "tensorscope: {e}");
+                2
+            }
+        };
+    }
     let written = match (args.command, args.json) {
         (Command::Inspect | Command::Check, true) => serde_json::to_writer_pretty(&mut *out, &report(&cp))
             .map_err(std::io::Error::from)
             .and_then(|_| writeln!(out)),
         (Command::Inspect, false) => text::inspect(&cp, out),
         (Command::Check, false) => text::check(&cp, out),
+        (Command::Hist | Command::Export, _) => unreachable!("handled above"),
     };
     if let Err(e) = written {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -97,24 +77,4 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     }
     i32::from(has_error(&cp.findings))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_owned).collect()
-    }
-
-    #[test]
-    fn usage_errors_are_reported() {
-        assert!(parse_args(&args("")).is_err());
-        assert!(parse_args(&args("inspect")).is_err());
-        assert!(parse_args(&args("frobnicate x")).is_err());
-        assert!(parse_args(&args("inspect x --bogus")).is_err());
-        let a = parse_args(&args("check a b --json -- --json")).unwrap();
-        assert_eq!(a.paths, vec![PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("--json")]);
-        assert!(a.json);
-    }
 }

@@ -141,3 +141,30 @@ fn clip(s: &str) -> String {
         None => s.to_owned(),
     }
 }
+
+/// The `hist` view: statistics and a bar per bin.
+pub fn hist(r: &serde_json::Value, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "tensor   {}  ({}, {} elements)",
+        r["tensor"].as_str().unwrap_or(""),
+        r["dtype"].as_str().unwrap_or(""),
+        r["elements"]
+    )?;
+    writeln!(out, "values   {}   nan {}   inf {}   zero {}", r["count"], r["nan"], r["inf"], r["zero"])?;
+    writeln!(out, "min {}   max {}   mean {}   std {}", r["min"], r["max"], r["mean"], r["std"])?;
+    let bins: Vec<u64> =
+        r["bins"].as_array().map(|b| b.iter().filter_map(|v| v.as_u64()).collect()).unwrap_or_default();
+    let (lo, hi) = (r["lo"].as_f64().unwrap_or(0.0), r["hi"].as_f64().unwrap_or(0.0));
+    let top = bins.iter().copied().max().unwrap_or(0).max(1);
+    let width = (hi - lo) / bins.len().max(1) as f64;
+    for (i, &c) in bins.iter().enumerate() {
+        let bar = "#".repeat(((c as f64 / top as f64) * 50.0).round() as usize);
+        writeln!(out, "  {:>13.6e} {c:>12} {bar}", lo + width * i as f64)?;
+    }
+    if let Some(s) = r.get("scales") {
+        writeln!(out, "\nblock scales")?;
+        hist(s, out)?;
+    }
+    Ok(())
+}

@@ -42,7 +42,11 @@ pub fn codec(t: GgmlType) -> Option<BlockCodec> {
 
 /// Decode fixed-size blocks: `f(block, out)` for each of `src`'s blocks of `BYTES` bytes.
 #[inline(always)]
-fn blocks<const BYTES: usize, const ELEMS: usize>(src: &[u8], dst: &mut [f32], f: impl Fn(&[u8; BYTES], &mut [f32; ELEMS])) {
+fn blocks<const BYTES: usize, const ELEMS: usize>(
+    src: &[u8],
+    dst: &mut [f32],
+    f: impl Fn(&[u8; BYTES], &mut [f32; ELEMS]),
+) {
     for (b, out) in src.chunks_exact(BYTES).zip(dst.chunks_exact_mut(ELEMS)) {
         f(b.try_into().expect("whole block"), out.try_into().expect("whole block"));
     }
@@ -527,7 +531,12 @@ mod tests {
         for t in GgmlType::all() {
             match (t.kind(), codec(t)) {
                 (Some(Kind::Live { block_elems, block_bytes }), Some(c)) => {
-                    assert_eq!((c.block_elems as u64, c.block_bytes as u64), (block_elems, block_bytes), "{}", t.name());
+                    assert_eq!(
+                        (c.block_elems as u64, c.block_bytes as u64),
+                        (block_elems, block_bytes),
+                        "{}",
+                        t.name()
+                    );
                 }
                 (Some(Kind::Removed), None) => {}
                 (k, c) => panic!("{}: kind {k:?}, codec {}", t.name(), c.is_some()),

@@ -5,6 +5,8 @@
 //! bit for bit (gguf-py, which agrees with ggml's C code; ggml's own code for the rest).
 
 pub mod ggml;
+pub mod iq_tables;
+pub mod iquants;
 pub mod st_dtypes;
 
 /// How one GGML block type decodes.
@@ -36,4 +38,14 @@ pub fn bf16_le(b: &[u8]) -> f32 {
 #[inline]
 pub fn f32_le(b: &[u8]) -> f32 {
     f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// The codec of a tensor's dtype, when it can be decoded.
+pub fn codec_for(dtype: &crate::engine::model::Dtype) -> Option<BlockCodec> {
+    use crate::engine::model::Dtype;
+    match dtype {
+        Dtype::Safetensors(d) => Some(st_dtypes::codec(*d)),
+        Dtype::Ggml(t) => ggml::codec(*t),
+        Dtype::Unknown(_) => None,
+    }
 }

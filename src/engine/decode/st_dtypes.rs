@@ -5,7 +5,7 @@
 //! values in three bytes as a little-endian bit stream (value `i` in bits `6i..6i+6`).
 //! C64 decodes to the magnitude `|z|`. Integers wider than 24 bits round to the nearest `f32`.
 
-use super::{bf16_le, f16_le, f32_le, BlockCodec};
+use super::{f16_le, f32_le, BlockCodec};
 use crate::engine::safetensors::Dtype;
 
 /// The codec of safetensors dtype `d` (every dtype has one).
@@ -145,7 +145,10 @@ mod tests {
 
     #[test]
     fn fp8_variants_follow_their_specs() {
-        assert_eq!(one(Dtype::F8_E4M3, &[0x7e, 0x01, 0x38, 0xb8, 0x00, 0x80]), [448.0, 2f32.powi(-9), 1.0, -1.0, 0.0, -0.0]);
+        assert_eq!(
+            one(Dtype::F8_E4M3, &[0x7e, 0x01, 0x38, 0xb8, 0x00, 0x80]),
+            [448.0, 2f32.powi(-9), 1.0, -1.0, 0.0, -0.0]
+        );
         assert!(one(Dtype::F8_E4M3, &[0x7f])[0].is_nan() && one(Dtype::F8_E4M3, &[0xff])[0].is_nan());
         assert_eq!(one(Dtype::F8_E5M2, &[0x7b, 0x7c, 0x3c, 0x01]), [57344.0, f32::INFINITY, 1.0, 2f32.powi(-16)]);
         assert!(one(Dtype::F8_E5M2, &[0x7d])[0].is_nan());

@@ -1,0 +1,161 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use crate::engine::plan::Selection;
+
+/// A subcommand.
+#[derive(Debug, PartialEq, Clone, Copy)]
+pub enum Command {
+    Inspect,
+    Check,
+    Hist,
+    Export,
+}
+
+/// A parsed command line.
+#[derive(Debug, PartialEq)]
+pub struct Args {
+    pub command: Command,
+    pub paths: Vec<PathBuf>,
+    pub json: bool,
+    pub tensor: Option<String>,
+    pub bins: usize,
+    pub selection: Selection,
+    pub scales: bool,
+    pub npy: Option<PathBuf>,
+}
+
+/// Most bins a histogram may have.
+const MAX_BINS: usize = 1 << 20;
+
+/// Parse `args` (without the program name).
+pub fn parse_args(args: &[String]) -> Result<Args, String> {
+    let (cmd, rest) = args.split_first().ok_or("missing command")?;
+    let command = match cmd.as_str() {
+        "inspect" => Command::Inspect,
+        "check" => Command::Check,
+        "hist" => Command::Hist,
+        "export" => Command::Export,
+        other => return Err(format!("unknown command '{other}'")),
+    };
+    let mut a = Args {
+        command,
+        paths: Vec::new(),
+        json: false,
+        tensor: None,
+        bins: 64,
+        selection: Selection::Whole,
+        scales: false,
+        npy: None,
+    };
+    let (mut elements, mut sample) = (None, None);
+    let mut it = rest.iter();
+    let mut only_paths = false;
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
+        let takes = |cmds: &[Command]| cmds.contains(&command);
+        match arg.as_str() {
+            _ if only_paths => a.paths.push(PathBuf::from(arg)),
+            "--" => only_paths = true,
+            "--json" if command != Command::Export => a.json = true,
+            "--tensor" if takes(&[Command::Hist, Command::Export]) => a.tensor = Some(value("--tensor")?),
+            "--bins" if takes(&[Command::Hist]) => {
+                let v = value("--bins")?;
+                a.bins = v
+                    .parse()
+                    .ok()
+                    .filter(|b| (1..=MAX_BINS).contains(b))
+                    .ok_or(format!("--bins takes 1 to {MAX_BINS}, not '{v}'"))?;
+            }
+            "--elements" if takes(&[Command::Hist]) => {
+                let v = value("--elements")?;
+                let parsed =
+                    v.split_once(':').and_then(|(s, e)| Some((s.parse::<u64>().ok()?, e.parse::<u64>().ok()?)));
+                elements =
+                    Some(parsed.filter(|(s, e)| s < e).ok_or(format!("--elements takes A:B with A < B, not '{v}'"))?);
+            }
+            "--sample" if takes(&[Command::Hist]) => {
+                let v = value("--sample")?;
+                sample = Some(
+                    parse_bytes(&v)
+                        .filter(|&b| b > 0)
+                        .ok_or(format!("--sample takes a byte count (like 4M), not '{v}'"))?,
+                );
+            }
+            "--scales" if takes(&[Command::Hist]) => a.scales = true,
+            "--npy" if takes(&[Command::Export]) => a.npy = Some(PathBuf::from(value("--npy")?)),
+            flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}' for {cmd}")),
+            path => a.paths.push(PathBuf::from(path)),
+        }
+    }
+    if a.paths.is_empty() {
+        return Err("no PATH given".into());
+    }
+    a.selection = match (elements, sample) {
+        (Some(_), Some(_)) => return Err("--elements and --sample exclude each other".into()),
+        (Some((start, end)), None) => Selection::Elements { start, end },
+        (None, Some(budget_bytes)) => Selection::Sample { budget_bytes },
+        (None, None) => Selection::Whole,
+    };
+    if matches!(command, Command::Hist | Command::Export) && a.tensor.is_none() {
+        return Err(format!("{cmd} needs --tensor NAME"));
+    }
+    if command == Command::Export && a.npy.is_none() {
+        return Err("export needs --npy OUT".into());
+    }
+    Ok(a)
+}
+
+/// `4096`, `64K`, `4M`, `1G` (binary multiples).
+fn parse_bytes(s: &str) -> Option<u64> {
+    let (num, mult) = match s.char_indices().last()? {
+        (i, 'K' | 'k') => (&s[..i], 1 << 10),
+        (i, 'M' | 'm') => (&s[..i], 1 << 20),
+        (i, 'G' | 'g') => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn usage_errors_are_reported() {
+        for bad in [
+            "",
+            "inspect",
+            "frobnicate x",
+            "inspect x --bogus",
+            "hist x",
+            "hist x --tensor",
+            "hist x --tensor t --bins 0",
+            "hist x --tensor t --elements 5:5",
+            "hist x --tensor t --elements 1:9 --sample 4M",
+            "hist x --tensor t --sample lots",
+            "export x --tensor t",
+            "inspect x --npy y",
+        ] {
+            assert!(parse_args(&args(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn options_are_read() {
+        let a = parse_args(&args("check a b --json -- --json")).unwrap();
+        assert_eq!(a.paths, vec![PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("--json")]);
+        assert!(a.json);
+        let a = parse_args(&args("hist m --tensor w --bins 10 --sample 64K --json --scales")).unwrap();
+        assert_eq!((a.bins, a.selection, a.scales), (10, Selection::Sample { budget_bytes: 65536 }, true));
+        let a = parse_args(&args("hist m --tensor w --elements 3:9")).unwrap();
+        assert_eq!(a.selection, Selection::Elements { start: 3, end: 9 });
+        let a = parse_args(&args("export m --tensor w --npy out.npy")).unwrap();
+        assert_eq!(a.npy, Some(PathBuf::from("out.npy")));
+    }
+}

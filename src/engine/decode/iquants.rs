@@ -1,0 +1,287 @@
+//! Decoders for ggml's i-quants: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL
+//! and IQ4_XS.
+//!
+//! Each block is an `f16` scale `d` (IQ1_M spreads it over its sub-scale words), small per-group
+//! scales, and indices into the codebooks of [`super::iq_tables`]. Values are computed with the
+//! same `f32` operations in the same order as ggml's `dequantize_row_iq*` (and gguf-py), so the
+//! results match bit for bit: e.g. IQ2 is `(d * (0.5 + s) * 0.25) * grid * ±1`, never
+//! `d * (…)` regrouped.
+
+use super::iq_tables::{
+    IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS, KVALUES_IQ4NL,
+};
+use super::{f16_le, BlockCodec};
+
+/// Elements in a super-block (ggml's `QK_K`).
+const QK_K: usize = 256;
+/// Elements in an IQ4_NL block (ggml's `QK4_NL`).
+const QK4_NL: usize = 32;
+/// The offset IQ1_S / IQ1_M add to every grid value before scaling (`IQ1S_DELTA`).
+const IQ1_DELTA: f32 = 0.125;
+
+const IQ1_S_BYTES: usize = 50;
+const IQ1_M_BYTES: usize = 56;
+const IQ2_XXS_BYTES: usize = 66;
+const IQ2_XS_BYTES: usize = 74;
+const IQ2_S_BYTES: usize = 82;
+const IQ3_XXS_BYTES: usize = 98;
+const IQ3_S_BYTES: usize = 110;
+const IQ4_NL_BYTES: usize = 18;
+const IQ4_XS_BYTES: usize = 136;
+
+/// IQ1_S (type 19): 1.5625 bits per weight.
+pub const IQ1_S: BlockCodec = BlockCodec {
+    block_elems: QK_K,
+    block_bytes: IQ1_S_BYTES,
+    decode: |src, dst| each_block(src, dst, iq1_s_block),
+    scales: Some(leading_f16_scales::<IQ1_S_BYTES>),
+};
+
+/// IQ1_M (type 29): 1.75 bits per weight; `d` is assembled from the top nibbles of the scales.
+pub const IQ1_M: BlockCodec = BlockCodec {
+    block_elems: QK_K,
+    block_bytes: IQ1_M_BYTES,
+    decode: |src, dst| each_block(src, dst, iq1_m_block),
+    scales: Some(|src, out| out.extend(src.as_chunks::<IQ1_M_BYTES>().0.iter().map(iq1_m_scale))),
+};
+
+/// IQ2_XXS (type 16): 2.0625 bits per weight.
+pub const IQ2_XXS: BlockCodec = BlockCodec {
+    block_elems: QK_K,
+    block_bytes: IQ2_XXS_BYTES,
+    decode: |src, dst| each_block(src, dst, iq2_xxs_block),
+    scales: Some(leading_f16_scales::<IQ2_XXS_BYTES>),
+};
+
+/// IQ2_XS (type 17): 2.3125 bits per weight.
+pub const IQ2_XS: BlockCodec = BlockCodec {
+    block_elems: QK_K,
+    block_bytes: IQ2_XS_BYTES,
+    decode: |src, dst| each_block(src, dst, iq2_xs_block),
+    scales: Some(leading_f16_scales::<IQ2_XS_BYTES>),
+};
+
+/// IQ2_S (type 22): 2.5625 bits per weight.
+pub const IQ2_S: BlockCodec = BlockCodec {
+    block_elems: QK_K,
+    block_bytes: IQ2_S_BYTES,
+    decode: |src, dst| each_block(src, dst, iq2_s_block),
+    scales: Some(leading_f16_scales::<IQ2_S_BYTES>),
+};
+
+/// IQ3_XXS (type 18): 3.0625 bits per weight.
+pub const IQ3_XXS: BlockCodec = BlockCodec {
+    block_elems: QK_K,
+    block_bytes: IQ3_XXS_BYTES,
+    decode: |src, dst| each_block(src, dst, iq3_xxs_block),
+    scales: Some(leading_f16_scales::<IQ3_XXS_BYTES>),
+};
+
+/// IQ3_S (type 21): 3.4375 bits per weight.
+pub const IQ3_S: BlockCodec = BlockCodec {
+    block_elems: QK_K,
+    block_bytes: IQ3_S_BYTES,
+    decode: |src, dst| each_block(src, dst, iq3_s_block),
+    scales: Some(leading_f16_scales::<IQ3_S_BYTES>),
+};
+
+/// IQ4_NL (type 20): 32 values on the non-linear 4-bit grid with one `f16` scale.
+pub const IQ4_NL: BlockCodec = BlockCodec {
+    block_elems: QK4_NL,
+    block_bytes: IQ4_NL_BYTES,
+    decode: |src, dst| each_block(src, dst, iq4_nl_block),
+    scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
+};
+
+/// IQ4_XS (type 23): IQ4_NL's grid in super-blocks with 6-bit sub-block scales.
+pub const IQ4_XS: BlockCodec = BlockCodec {
+    block_elems: QK_K,
+    block_bytes: IQ4_XS_BYTES,
+    decode: |src, dst| each_block(src, dst, iq4_xs_block),
+    scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
+};
+
+/// Run `block` over every whole block of `src` and its `E` outputs in `dst`. A trailing partial
+/// block or missing output space is skipped, never a panic.
+fn each_block<const B: usize, const E: usize>(src: &[u8], dst: &mut [f32], block: fn(&[u8; B], &mut [f32; E])) {
+    for (b, y) in src.as_chunks::<B>().0.iter().zip(dst.as_chunks_mut::<E>().0) {
+        block(b, y);
+    }
+}
+
+/// Append the `f16` `d` stored in the first two bytes of every block.
+fn leading_f16_scales<const B: usize>(src: &[u8], out: &mut Vec<f32>) {
+    out.extend(src.as_chunks::<B>().0.iter().map(|b| f16_le(b)));
+}
+
+fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_le_bytes([b[i], b[i + 1]])
+}
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+/// `y[j] = db * grid[j] * ±1`, negative where bit `j` of `signs` is set (the shared IQ2/IQ3 step).
+fn put_signed(y: &mut [f32], db: f32, grid: [u8; 8], signs: u8) {
+    for (j, (y, g)) in y.iter_mut().zip(grid).enumerate() {
+        let sign = if signs >> j & 1 == 1 { -1.0 } else { 1.0 };
+        *y = db * f32::from(g) * sign;
+    }
+}
+
+/// `y[j] = dl * (grid[j] + delta)` for a row of the signed IQ1 grid.
+fn put_iq1(y: &mut [f32], dl: f32, delta: f32, row: u64) {
+    for (y, g) in y.iter_mut().zip(row.to_le_bytes()) {
+        *y = dl * (f32::from(g as i8) + delta);
+    }
+}
+
+/// Two 4-value IQ3 grid rows side by side as one row of 8.
+fn iq3_pair(grid: &[u32], a: usize, b: usize) -> [u8; 8] {
+    (u64::from(grid[a]) | u64::from(grid[b]) << 32).to_le_bytes()
+}
+
+/// The 4-bit scale of 16-value group `k` (0..16) from bytes holding two nibbles each, low first.
+fn nibble(scales: &[u8], k: usize) -> u8 {
+    scales[k / 2] >> (4 * (k % 2)) & 0xF
+}
+
+/// IQ2_XXS: `d`, then per 32 values two u32: four 8-bit grid indices, and four 7-bit sign
+/// indices with a 4-bit scale on top. `db = d * (0.5 + scale) * 0.25`.
+fn iq2_xxs_block(b: &[u8; IQ2_XXS_BYTES], y: &mut [f32; QK_K]) {
+    let d = f16_le(b);
+    for (q, y) in b[2..].chunks_exact(8).zip(y.chunks_exact_mut(32)) {
+        let aux = u32_at(q, 4);
+        let db = d * (0.5 + (aux >> 28) as f32) * 0.25;
+        for (l, y) in y.chunks_exact_mut(8).enumerate() {
+            let signs = KSIGNS_IQ2XS[(aux >> (7 * l) & 0x7F) as usize];
+            put_signed(y, db, IQ2XXS_GRID[usize::from(q[l])].to_le_bytes(), signs);
+        }
+    }
+}
+
+/// IQ2_XS: `d`, 32 u16 (9-bit grid index, 7-bit sign index), 16 4-bit scales (one per 16 values).
+fn iq2_xs_block(b: &[u8; IQ2_XS_BYTES], y: &mut [f32; QK_K]) {
+    let d = f16_le(b);
+    let (qs, scales) = (&b[2..66], &b[66..74]);
+    for (k, y) in y.chunks_exact_mut(8).enumerate() {
+        let q = u16_at(qs, 2 * k);
+        let db = d * (0.5 + f32::from(nibble(scales, k / 2))) * 0.25;
+        put_signed(y, db, IQ2XS_GRID[usize::from(q & 0x1FF)].to_le_bytes(), KSIGNS_IQ2XS[usize::from(q >> 9)]);
+    }
+}
+
+/// IQ2_S: `d`, 32 low index bytes, 32 sign bytes, 8 bytes of 2-bit high index parts, 16 4-bit
+/// scales (one per 16 values).
+fn iq2_s_block(b: &[u8; IQ2_S_BYTES], y: &mut [f32; QK_K]) {
+    let d = f16_le(b);
+    let (qs, signs, qh, scales) = (&b[2..34], &b[34..66], &b[66..74], &b[74..82]);
+    for (k, y) in y.chunks_exact_mut(8).enumerate() {
+        let db = d * (0.5 + f32::from(nibble(scales, k / 2))) * 0.25;
+        let index = usize::from(qs[k]) | usize::from(qh[k / 4] >> (2 * (k % 4)) & 3) << 8;
+        put_signed(y, db, IQ2S_GRID[index].to_le_bytes(), signs[k]);
+    }
+}
+
+/// IQ3_XXS: `d`, 64 grid indices (4 values each), then per 32 values a u32 of four 7-bit sign
+/// indices with a 4-bit scale on top. `db = d * (0.5 + scale) * 0.5`.
+fn iq3_xxs_block(b: &[u8; IQ3_XXS_BYTES], y: &mut [f32; QK_K]) {
+    let d = f16_le(b);
+    let (qs, scales_and_signs) = (&b[2..66], &b[66..98]);
+    for ((q, s), y) in qs.chunks_exact(8).zip(scales_and_signs.chunks_exact(4)).zip(y.chunks_exact_mut(32)) {
+        let aux = u32_at(s, 0);
+        let db = d * (0.5 + (aux >> 28) as f32) * 0.5;
+        for (l, y) in y.chunks_exact_mut(8).enumerate() {
+            let signs = KSIGNS_IQ2XS[(aux >> (7 * l) & 0x7F) as usize];
+            let grid = iq3_pair(&IQ3XXS_GRID, usize::from(q[2 * l]), usize::from(q[2 * l + 1]));
+            put_signed(y, db, grid, signs);
+        }
+    }
+}
+
+/// IQ3_S: `d`, 64 low index bytes, 64 high index bits, 256 sign bits, 8 4-bit scales (one per 32
+/// values). `db = d * (1 + 2 * scale)`.
+fn iq3_s_block(b: &[u8; IQ3_S_BYTES], y: &mut [f32; QK_K]) {
+    let d = f16_le(b);
+    let (qs, qh, signs, scales) = (&b[2..66], &b[66..74], &b[74..106], &b[106..110]);
+    let index = |i: usize| usize::from(qs[i]) | usize::from(qh[i / 8] >> (i % 8) & 1) << 8;
+    for (ib, y) in y.chunks_exact_mut(32).enumerate() {
+        let db = d * f32::from(1 + 2 * nibble(scales, ib));
+        for (l, y) in y.chunks_exact_mut(8).enumerate() {
+            let k = 4 * ib + l;
+            put_signed(y, db, iq3_pair(&IQ3S_GRID, index(2 * k), index(2 * k + 1)), signs[k]);
+        }
+    }
+}
+
+/// IQ1_S: `d`, 32 low index bytes, then per 32 values a u16: four 3-bit high index parts, a 3-bit
+/// scale and the sign of the delta. `dl = d * (2 * scale + 1)`, `y = dl * (grid ± 0.125)`.
+fn iq1_s_block(b: &[u8; IQ1_S_BYTES], y: &mut [f32; QK_K]) {
+    let d = f16_le(b);
+    let (qs, qh) = (&b[2..34], &b[34..50]);
+    for (ib, y) in y.chunks_exact_mut(32).enumerate() {
+        let h = u16_at(qh, 2 * ib);
+        let dl = d * f32::from(2 * (h >> 12 & 7) + 1);
+        let delta = if h & 0x8000 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
+        for (l, y) in y.chunks_exact_mut(8).enumerate() {
+            let index = usize::from(qs[4 * ib + l]) | usize::from(h >> (3 * l) & 7) << 8;
+            put_iq1(y, dl, delta, IQ1S_GRID[index]);
+        }
+    }
+}
+
+/// IQ1_M's `d`: an `f16` whose four nibbles are the top nibbles of the four u16 scale words.
+fn iq1_m_scale(b: &[u8; IQ1_M_BYTES]) -> f32 {
+    let sc = |k: usize| u16_at(b, 48 + 2 * k);
+    let bits = sc(0) >> 12 | (sc(1) >> 8 & 0x00F0) | (sc(2) >> 4 & 0x0F00) | (sc(3) & 0xF000);
+    f16_le(&bits.to_le_bytes())
+}
+
+/// IQ1_M: 32 low index bytes, 32 nibbles (3-bit high index part, delta sign), four u16 of 3-bit
+/// scales (one per 16 values) whose top nibbles form `d`. `y = d * (2 * scale + 1) * (grid ± 0.125)`.
+fn iq1_m_block(b: &[u8; IQ1_M_BYTES], y: &mut [f32; QK_K]) {
+    let d = iq1_m_scale(b);
+    let (qs, qh) = (&b[0..32], &b[32..48]);
+    for (k, y) in y.chunks_exact_mut(8).enumerate() {
+        let s = k / 2;
+        let scale = u16_at(b, 48 + 2 * (s / 4)) >> (3 * (s % 4)) & 7;
+        let dl = d * f32::from(2 * scale + 1);
+        let h = qh[k / 2] >> (4 * (k % 2));
+        let delta = if h & 0x08 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
+        put_iq1(y, dl, delta, IQ1S_GRID[usize::from(qs[k]) | usize::from(h & 7) << 8]);
+    }
+}
+
+/// The IQ4_NL level for a 4-bit code.
+fn iq4_level(code: u8) -> f32 {
+    f32::from(KVALUES_IQ4NL[usize::from(code & 0xF)])
+}
+
+/// IQ4_NL: `d`, 16 bytes; value `j` is the low nibble of byte `j`, value `j + 16` the high one.
+fn iq4_nl_block(b: &[u8; IQ4_NL_BYTES], y: &mut [f32; QK4_NL]) {
+    let d = f16_le(b);
+    let (lo, hi) = y.split_at_mut(QK4_NL / 2);
+    for ((&q, lo), hi) in b[2..].iter().zip(lo).zip(hi) {
+        *lo = d * iq4_level(q);
+        *hi = d * iq4_level(q >> 4);
+    }
+}
+
+/// IQ4_XS: `d`, a u16 of 2-bit high scale parts, 4 bytes of 4-bit low scale parts, then per 32
+/// values 16 bytes laid out like IQ4_NL. `dl = d * (scale - 32)`.
+fn iq4_xs_block(b: &[u8; IQ4_XS_BYTES], y: &mut [f32; QK_K]) {
+    let d = f16_le(b);
+    let scales_h = u16_at(b, 2);
+    let (scales_l, qs) = (&b[4..8], &b[8..]);
+    for (ib, (q, y)) in qs.chunks_exact(16).zip(y.chunks_exact_mut(32)).enumerate() {
+        let high = (scales_h >> (2 * ib) & 3) as u8;
+        let scale = nibble(scales_l, ib) | high << 4;
+        let dl = d * f32::from(i16::from(scale) - 32);
+        let (lo, hi) = y.split_at_mut(16);
+        for ((&q, lo), hi) in q.iter().zip(lo).zip(hi) {
+            *lo = dl * iq4_level(q);
+            *hi = dl * iq4_level(q >> 4);
+        }
+    }
+}

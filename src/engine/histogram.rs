@@ -1,0 +1,134 @@
+//! Value histograms in one pass over the data, mergeable chunk by chunk.
+//!
+//! Values are counted into 65,536 fine buckets keyed by the top 16 bits of their `f32`
+//! encoding (sign, exponent and 7 mantissa bits: a relative width of at most 2⁻⁷). The fine
+//! buckets need no range in advance, merge by addition, and are re-binned at the end into the
+//! requested number of equal-width bins over `[min, max]`, each fine bucket going to the bin
+//! holding its midpoint. Bin edges are therefore exact to within one fine bucket.
+
+use super::stats::Stats;
+
+/// Fine buckets: one per value of the top 16 bits of an `f32`.
+const FINE: usize = 1 << 16;
+
+/// A histogram under construction.
+#[derive(Clone)]
+pub struct Histogram {
+    fine: Vec<u64>,
+    pub stats: Stats,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram { fine: vec![0; FINE], stats: Stats::default() }
+    }
+}
+
+impl std::fmt::Debug for Histogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Histogram").field("stats", &self.stats).finish_non_exhaustive()
+    }
+}
+
+/// Equal-width bins over `[lo, hi]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bins {
+    pub lo: f64,
+    pub hi: f64,
+    pub counts: Vec<u64>,
+}
+
+impl Histogram {
+    /// Count `values` (any `f32`; NaN and infinities are counted in the stats only).
+    pub fn add(&mut self, values: &[f32]) {
+        self.stats.merge(&Stats::of(values));
+        // Four interleaved counters avoid stalls on repeated buckets.
+        let mut chunks = values.chunks_exact(4);
+        for c in &mut chunks {
+            for &v in c {
+                self.fine[(v.to_bits() >> 16) as usize] += 1;
+            }
+        }
+        for &v in chunks.remainder() {
+            self.fine[(v.to_bits() >> 16) as usize] += 1;
+        }
+    }
+
+    /// Fold another partial histogram into this one.
+    pub fn merge(&mut self, other: &Histogram) {
+        self.stats.merge(&other.stats);
+        for (a, b) in self.fine.iter_mut().zip(&other.fine) {
+            *a += b;
+        }
+    }
+
+    /// `n` equal-width bins over the finite values' `[min, max]` (widened by ½ on each side when
+    /// all values are equal, as numpy does).
+    pub fn bins(&self, n: usize) -> Bins {
+        let n = n.max(1);
+        let mut counts = vec![0u64; n];
+        if self.stats.finite == 0 {
+            return Bins { lo: 0.0, hi: 0.0, counts };
+        }
+        let (mut lo, mut hi) = (self.stats.min, self.stats.max);
+        if lo == hi {
+            lo -= 0.5;
+            hi += 0.5;
+        }
+        let width = (hi - lo) / n as f64;
+        for (key, &c) in self.fine.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let Some(mid) = bucket_midpoint(key as u32) else { continue };
+            let mid = mid.clamp(self.stats.min, self.stats.max);
+            let i = (((mid - lo) / width) as usize).min(n - 1);
+            counts[i] += c;
+        }
+        Bins { lo, hi, counts }
+    }
+}
+
+/// The middle of the values whose top 16 bits are `key`, or `None` for NaN and infinities.
+fn bucket_midpoint(key: u32) -> Option<f64> {
+    let first = f32::from_bits(key << 16);
+    let last = f32::from_bits((key << 16) | 0xffff);
+    if !first.is_finite() || !last.is_finite() {
+        return None;
+    }
+    Some((f64::from(first) + f64::from(last)) / 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_cover_min_to_max_and_count_every_finite_value() {
+        let values: Vec<f32> = (0..10_000).map(|i| (i as f32 / 10_000.0) * 4.0 - 2.0).collect();
+        let mut h = Histogram::default();
+        for c in values.chunks(999) {
+            let mut part = Histogram::default();
+            part.add(c);
+            h.merge(&part);
+        }
+        h.add(&[f32::NAN, f32::INFINITY]);
+        let b = h.bins(8);
+        assert_eq!((b.lo, b.hi), (-2.0, f64::from(values[9999])));
+        assert_eq!(b.counts.iter().sum::<u64>(), 10_000);
+        for &c in &b.counts {
+            assert!((1200..=1300).contains(&c), "{:?}", b.counts);
+        }
+        assert_eq!((h.stats.nan, h.stats.pos_inf), (1, 1));
+    }
+
+    #[test]
+    fn constant_and_empty_inputs() {
+        let mut h = Histogram::default();
+        h.add(&[3.0; 10]);
+        let b = h.bins(4);
+        assert_eq!((b.lo, b.hi, b.counts.iter().sum::<u64>()), (2.5, 3.5, 10));
+        let b = Histogram::default().bins(4);
+        assert_eq!(b.counts, vec![0; 4]);
+    }
+}

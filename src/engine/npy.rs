@@ -1,0 +1,109 @@
+//! Exporting a tensor as a numpy `.npy` file: float32 for float and quantized types, the
+//! stored type for integers, booleans and complex numbers, in numpy shape order.
+
+use super::gguf::GgmlType;
+use super::model::{Dtype, Tensor};
+use super::safetensors::Dtype as St;
+use super::scan::Sink;
+
+/// How a tensor is written: the numpy `descr`, and whether its bytes are copied as stored
+/// (`raw`) or decoded to little-endian `f32`.
+pub fn layout(dtype: &Dtype) -> Option<(&'static str, bool)> {
+    let raw = |d| Some((d, true));
+    match dtype {
+        Dtype::Safetensors(d) => match d {
+            St::BOOL => raw("|b1"),
+            St::U8 => raw("|u1"),
+            St::I8 => raw("|i1"),
+            St::I16 => raw("<i2"),
+            St::U16 => raw("<u2"),
+            St::I32 => raw("<i4"),
+            St::U32 => raw("<u4"),
+            St::I64 => raw("<i8"),
+            St::U64 => raw("<u8"),
+            St::C64 => raw("<c8"),
+            _ => Some(("<f4", false)),
+        },
+        Dtype::Ggml(t) => match *t {
+            GgmlType(24) => raw("|i1"),
+            GgmlType(25) => raw("<i2"),
+            GgmlType(26) => raw("<i4"),
+            GgmlType(27) => raw("<i8"),
+            t => t.block().map(|_| ("<f4", false)),
+        },
+        Dtype::Unknown(_) => None,
+    }
+}
+
+/// The tensor's shape in numpy order (GGUF `ne` is innermost first, so it is reversed).
+pub fn numpy_shape(t: &Tensor) -> Vec<u64> {
+    match t.dtype {
+        Dtype::Ggml(_) => t.shape.iter().rev().copied().collect(),
+        _ => t.shape.clone(),
+    }
+}
+
+/// A `.npy` version 1.0 (or 2.0 for long headers) header, padded to 64 bytes.
+pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
+    let dims = match shape {
+        [] => String::new(),
+        [one] => format!("{one},"),
+        many => many.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+    };
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}");
+    let v1 = 10 + dict.len() + 1 <= u16::MAX as usize;
+    let prefix = if v1 { 10 } else { 12 };
+    while (prefix + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY".to_vec();
+    if v1 {
+        out.extend([1, 0]);
+        out.extend((dict.len() as u16).to_le_bytes());
+    } else {
+        out.extend([2, 0]);
+        out.extend((dict.len() as u32).to_le_bytes());
+    }
+    out.extend(dict.as_bytes());
+    out
+}
+
+/// Collects a tensor's `.npy` data bytes; the caller drains `out` as the scan goes.
+#[derive(Debug, Default)]
+pub struct NpySink {
+    pub raw: bool,
+    pub out: Vec<u8>,
+}
+
+impl Sink for NpySink {
+    fn wants_values(&self) -> bool {
+        !self.raw
+    }
+    fn values(&mut self, _first_elem: u64, values: &[f32]) {
+        self.out.reserve(values.len() * 4);
+        for v in values {
+            self.out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    fn raw(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_aligned_and_readable() {
+        let h = header("<f4", &[2, 3]);
+        assert_eq!(h.len() % 64, 0);
+        assert!(std::str::from_utf8(&h[10..])
+            .unwrap()
+            .starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"));
+        assert!(String::from_utf8_lossy(&header("|b1", &[5])).contains("(5,)"));
+        assert!(String::from_utf8_lossy(&header("<f4", &[])).contains("'shape': ()"));
+        assert_eq!(*h.last().unwrap(), b'\n');
+    }
+}

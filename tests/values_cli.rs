@@ -1,0 +1,90 @@
+//! `hist` and `export` against the reference packages: numpy statistics and histograms of
+//! gguf-py's dequantization (and of the values safetensors loads), and their `.npy` files
+//! byte for byte (`tests/fixtures/values/make_expected.py`).
+
+mod common;
+
+use std::process::Command;
+
+use serde_json::Value as Json;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn expected() -> Vec<Json> {
+    let text = std::fs::read_to_string(common::fixtures().join("values/expected.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn hist_matches_numpy_over_the_reference_values() {
+    for want in expected() {
+        let file = common::fixtures().join(want["file"].as_str().unwrap());
+        let name = want["tensor"].as_str().unwrap();
+        let (code, out, err) = run(&["hist", file.to_str().unwrap(), "--tensor", name, "--bins", "16", "--json"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let got: Json = serde_json::from_str(&out).unwrap();
+        for key in ["tensor", "dtype", "elements", "count", "nan", "inf", "zero", "min", "max", "lo", "hi"] {
+            assert_eq!(got[key], want[key], "{name}: {key}");
+        }
+        for key in ["mean", "std"] {
+            let (g, w) = (got[key].as_f64().unwrap(), want[key].as_f64().unwrap());
+            assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "{name}: {key} {g} vs {w}");
+        }
+        let (g, w) = (got["bins"].as_array().unwrap(), want["bins"].as_array().unwrap());
+        assert_eq!(g.len(), 16);
+        let total: u64 = w.iter().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(g.iter().map(|c| c.as_u64().unwrap()).sum::<u64>(), total, "{name}: bins hold every finite value");
+        // Bin edges are exact to one fine bucket (2^-7 relative): values on an edge may move
+        // to the neighbouring bin.
+        let moved: u64 = g.iter().zip(w).map(|(a, b)| a.as_u64().unwrap().abs_diff(b.as_u64().unwrap())).sum();
+        assert!(moved * 20 <= total.max(20), "{name}: {g:?} vs numpy {w:?}");
+    }
+}
+
+#[test]
+fn export_writes_the_reference_npy() {
+    let dir = std::env::temp_dir().join(format!("tensorscope-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for want in expected() {
+        let file_name = want["file"].as_str().unwrap();
+        let name = want["tensor"].as_str().unwrap();
+        let file = common::fixtures().join(file_name);
+        let out = dir.join(format!("{name}.npy"));
+        let (code, _, err) = run(&["export", file.to_str().unwrap(), "--tensor", name, "--npy", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let got = std::fs::read(&out).unwrap();
+        let reference = std::fs::read(common::fixtures().join(format!("values/{file_name}__{name}.npy"))).unwrap();
+        assert!(got == reference, "{name}: .npy differs from numpy's ({} vs {} bytes)", got.len(), reference.len());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn hist_selections_and_errors() {
+    let file = common::fixtures().join("gguf_all_types.gguf");
+    let f = file.to_str().unwrap();
+    let (code, out, _) = run(&["hist", f, "--tensor", "t.Q4_K", "--elements", "100:300", "--json"]);
+    assert_eq!(code, 0);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!((r["count"].as_u64(), r["elements"].as_u64()), (Some(200), Some(512)));
+    let (code, out, _) = run(&["hist", f, "--tensor", "t.Q4_K", "--sample", "144", "--json"]);
+    assert_eq!(code, 0);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["count"].as_u64(), Some(256), "one block of a two-block tensor");
+    let (code, out, _) = run(&["hist", f, "--tensor", "t.Q4_K", "--scales", "--json"]);
+    assert_eq!(code, 0);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["scales"]["count"].as_u64(), Some(2), "one scale per Q4_K block");
+    let (code, _, err) = run(&["hist", f, "--tensor", "t.Q4_", "--json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("similar: t.Q4_0, t.Q4_1, t.Q4_K"), "{err}");
+    let (code, _, err) = run(&["hist", f, "--tensor", "t.Q4_K", "--elements", "0:9999"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not within"), "{err}");
+    let (code, out, _) = run(&["hist", f, "--tensor", "t.Q8_0"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("values   128") && out.contains('#'), "{out}");
+}
