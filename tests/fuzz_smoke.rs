@@ -74,3 +74,21 @@ fn fuzz_targets_survive_mutated_fixtures_and_random_bytes() {
         assemble_split(&b);
     }
 }
+
+/// Inputs the fuzzers once crashed on, named `<target>-<what broke>`.
+#[test]
+fn past_fuzzer_findings_stay_fixed() {
+    let dir = common::fixtures().join("fuzz_regressions");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let data = std::fs::read(&path).unwrap();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        match file.split('-').next().unwrap() {
+            "gguf_header" => decode_as("x.gguf", &data),
+            "safetensors_header" => decode_as("x.safetensors", &data),
+            "safetensors_index" => decode_as("model.safetensors.index.json", &data),
+            "file_set" => assemble_split(&data),
+            other => panic!("unknown target {other} for {file}"),
+        }
+    }
+}

@@ -137,11 +137,11 @@ pub fn parse_size_label(label: &str) -> Option<f64> {
 }
 
 /// Parameters per GGML type, and the type holding most of the weights (quantized types first).
-fn dominant(cp: &Checkpoint) -> Option<(GgmlType, HashMap<GgmlType, u64>)> {
-    let mut by: HashMap<GgmlType, u64> = HashMap::new();
+fn dominant(cp: &Checkpoint) -> Option<(GgmlType, HashMap<GgmlType, u128>)> {
+    let mut by: HashMap<GgmlType, u128> = HashMap::new();
     for t in &cp.tensors {
         if let Dtype::Ggml(g) = t.dtype {
-            *by.entry(g).or_default() += t.elems().unwrap_or(0);
+            *by.entry(g).or_default() += u128::from(t.elems().unwrap_or(0));
         }
     }
     let quantized = by.iter().filter(|(t, _)| !t.is_float() && !t.is_integer());
@@ -154,9 +154,9 @@ fn dominant(cp: &Checkpoint) -> Option<(GgmlType, HashMap<GgmlType, u64>)> {
 
 /// Whether a mix labelled with `want` as its main type fits these per-type parameter counts:
 /// the labelled type must hold at least a quarter of the weights of its kind.
-fn fits(want: GgmlType, top: GgmlType, by: &HashMap<GgmlType, u64>) -> bool {
+fn fits(want: GgmlType, top: GgmlType, by: &HashMap<GgmlType, u128>) -> bool {
     let same_kind = |t: &GgmlType| t.is_float() == want.is_float() && !t.is_integer();
-    let pool: u64 = by.iter().filter(|(t, _)| same_kind(t)).map(|(_, n)| n).sum();
+    let pool: u128 = by.iter().filter(|(t, _)| same_kind(t)).map(|(_, n)| n).sum();
     let have = by.get(&want).copied().unwrap_or(0);
     want == top || (pool > 0 && have * 4 >= pool)
 }
@@ -205,7 +205,7 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
         }
         let complete = !cp.findings.iter().any(|f| f.code == super::shards::rules::MISSING_SHARD);
         if let (Some(label), true) = (parts.size_label.as_deref(), complete) {
-            let params: u64 = by.values().sum();
+            let params: u128 = by.values().sum();
             if let Some(said) = parse_size_label(label).filter(|s| *s > 0.0) {
                 let ratio = params as f64 / said;
                 if !(0.5..=2.0).contains(&ratio) {
@@ -220,8 +220,8 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
     out
 }
 
-fn share(t: GgmlType, by: &HashMap<GgmlType, u64>) -> f64 {
-    let total: u64 = by.values().sum();
+fn share(t: GgmlType, by: &HashMap<GgmlType, u128>) -> f64 {
+    let total: u128 = by.values().sum();
     if total == 0 {
         return 0.0;
     }
