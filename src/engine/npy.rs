@@ -51,7 +51,7 @@ pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
         many => many.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
     };
     let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}");
-    let v1 = 10 + dict.len() + 1 <= u16::MAX as usize;
+    let v1 = 10 + dict.len() < u16::MAX as usize;
     let prefix = if v1 { 10 } else { 12 };
     while (prefix + dict.len() + 1) % 64 != 0 {
         dict.push(' ');

@@ -180,7 +180,7 @@ mod tests {
         assert!(p.bytes <= 4 << 20 && p.bytes > 3 << 20, "{}", p.bytes);
         assert!(p.pieces.last().unwrap().bytes.start > t.offset + t.nbytes / 2);
         assert!(p.pieces.windows(2).all(|w| w[0].bytes.end <= w[1].bytes.start));
-        assert!(p.pieces.iter().all(|x| (x.bytes.start - t.offset) % 144 == 0));
+        assert!(p.pieces.iter().all(|x| (x.bytes.start - t.offset).is_multiple_of(144)));
         let small = q4k(2);
         assert_eq!(plan(&small, &ggml::Q4_K, &Selection::Sample { budget_bytes: 1 << 20 }).unwrap().elems, 8192);
     }

@@ -4,7 +4,7 @@
 //! Each decoder follows ggml's `dequantize_row_*` (and gguf-py's numpy port of it) operation
 //! for operation, so results agree bit for bit.
 
-use super::{bf16_le, f16_le, f32_le, BlockCodec};
+use super::{bf16_le, f16_le, f32_le, iquants, BlockCodec};
 use crate::engine::gguf::GgmlType;
 
 /// The codec of GGML type `t`, when Tensorscope can decode it.
@@ -24,11 +24,20 @@ pub fn codec(t: GgmlType) -> Option<BlockCodec> {
         13 => Q5_K,
         14 => Q6_K,
         15 => Q8_K,
+        16 => iquants::IQ2_XXS,
+        17 => iquants::IQ2_XS,
+        18 => iquants::IQ3_XXS,
+        19 => iquants::IQ1_S,
+        20 => iquants::IQ4_NL,
+        21 => iquants::IQ3_S,
+        22 => iquants::IQ2_S,
+        23 => iquants::IQ4_XS,
         24 => I8,
         25 => I16,
         26 => I32,
         27 => I64,
         28 => F64,
+        29 => iquants::IQ1_M,
         30 => BF16,
         34 => TQ1_0,
         35 => TQ2_0,

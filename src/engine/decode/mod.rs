@@ -9,6 +9,11 @@ pub mod iq_tables;
 pub mod iquants;
 pub mod st_dtypes;
 
+/// Decodes whole blocks into values.
+pub type DecodeFn = fn(src: &[u8], dst: &mut [f32]);
+/// Appends each block's scale values.
+pub type ScalesFn = fn(src: &[u8], out: &mut Vec<f32>);
+
 /// How one GGML block type decodes.
 #[derive(Clone, Copy)]
 pub struct BlockCodec {
@@ -17,9 +22,9 @@ pub struct BlockCodec {
     /// Bytes per block.
     pub block_bytes: usize,
     /// Decode `src.len() / block_bytes` whole blocks into `dst` (`block_elems` values each).
-    pub decode: fn(src: &[u8], dst: &mut [f32]),
+    pub decode: DecodeFn,
     /// The block's scale values (e.g. `d`; for k-quants the super-block `d`), appended to `out`.
-    pub scales: Option<fn(src: &[u8], out: &mut Vec<f32>)>,
+    pub scales: Option<ScalesFn>,
 }
 
 /// An `f16` stored little-endian at `b[0..2]`, as `f32`.
