@@ -36,34 +36,68 @@ impl Default for Stats {
 }
 
 impl Stats {
-    /// Statistics of `values`: two passes over the slice (it is in cache), so the variance is
-    /// stable however large the mean.
+    /// Statistics of `values`, in one pass: sums are taken relative to the first finite
+    /// value (a shift that keeps the variance stable however large the mean), in eight
+    /// independent `f64` lanes the compiler can vectorise.
     pub fn of(values: &[f32]) -> Stats {
-        let mut s = Stats { count: values.len() as u64, ..Stats::default() };
-        let mut sum = 0f64;
-        for &v in values {
-            if v.is_finite() {
-                let x = f64::from(v);
-                s.finite += 1;
-                sum += x;
-                s.min = s.min.min(x);
-                s.max = s.max.max(x);
-                if v == 0.0 {
-                    s.zero += 1;
+        let non_finite = values.iter().filter(|v| !v.is_finite()).count();
+        if non_finite > 0 {
+            let mut s = Stats::of_finite(&values.iter().copied().filter(|v| v.is_finite()).collect::<Vec<_>>());
+            s.count += non_finite as u64;
+            for &v in values.iter().filter(|v| !v.is_finite()) {
+                match v {
+                    f32::INFINITY => s.pos_inf += 1,
+                    f32::NEG_INFINITY => s.neg_inf += 1,
+                    _ => s.nan += 1,
                 }
-            } else if v.is_nan() {
-                s.nan += 1;
-            } else if v > 0.0 {
-                s.pos_inf += 1;
-            } else {
-                s.neg_inf += 1;
+            }
+            return s;
+        }
+        Stats::of_finite(values)
+    }
+
+    /// [`Stats::of`] for values known to be finite.
+    fn of_finite(values: &[f32]) -> Stats {
+        const LANES: usize = 8;
+        let Some(&first) = values.first() else {
+            return Stats::default();
+        };
+        let shift = f64::from(first);
+        let (mut lo, mut hi) = ([first; LANES], [first; LANES]);
+        let (mut sum, mut sq, mut zero) = ([0f64; LANES], [0f64; LANES], [0u64; LANES]);
+        let mut chunks = values.chunks_exact(LANES);
+        for c in &mut chunks {
+            for i in 0..LANES {
+                let v = c[i];
+                lo[i] = if v < lo[i] { v } else { lo[i] };
+                hi[i] = if v > hi[i] { v } else { hi[i] };
+                zero[i] += u64::from(v == 0.0);
+                let d = f64::from(v) - shift;
+                sum[i] += d;
+                sq[i] += d * d;
             }
         }
-        if s.finite > 0 {
-            s.mean = sum / s.finite as f64;
-            s.m2 = values.iter().filter(|v| v.is_finite()).map(|&v| (f64::from(v) - s.mean).powi(2)).sum();
+        for (i, &v) in chunks.remainder().iter().enumerate() {
+            lo[i] = lo[i].min(v);
+            hi[i] = hi[i].max(v);
+            zero[i] += u64::from(v == 0.0);
+            let d = f64::from(v) - shift;
+            sum[i] += d;
+            sq[i] += d * d;
         }
-        s
+        let n = values.len() as f64;
+        let (sum, sq): (f64, f64) = (sum.iter().sum(), sq.iter().sum());
+        let mean_shifted = sum / n;
+        Stats {
+            count: values.len() as u64,
+            finite: values.len() as u64,
+            zero: zero.iter().sum(),
+            min: f64::from(lo.iter().copied().fold(f32::INFINITY, f32::min)),
+            max: f64::from(hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)),
+            mean: shift + mean_shifted,
+            m2: (sq - sum * mean_shifted).max(0.0),
+            ..Stats::default()
+        }
     }
 
     /// Fold `other` into `self` (Chan et al.'s parallel update).
