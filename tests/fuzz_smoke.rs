@@ -3,7 +3,7 @@
 
 mod common;
 
-use tensorscope::engine::fuzz::{assemble_split, decode_as};
+use tensorscope::engine::fuzz::{assemble_split, decode_as, decode_values};
 
 struct Rng(u64);
 
@@ -73,6 +73,13 @@ fn fuzz_targets_survive_mutated_fixtures_and_random_bytes() {
         decode_as("x.safetensors", &b);
         assemble_split(&b);
     }
+    for which in 0..=255u8 {
+        for len in [0usize, 1, 17, 300, 1200] {
+            let mut b: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            b.insert(0, which);
+            decode_values(&b);
+        }
+    }
 }
 
 /// Inputs the fuzzers once crashed on, named `<target>-<what broke>`.
@@ -88,6 +95,7 @@ fn past_fuzzer_findings_stay_fixed() {
             "safetensors_header" => decode_as("x.safetensors", &data),
             "safetensors_index" => decode_as("model.safetensors.index.json", &data),
             "file_set" => assemble_split(&data),
+            "decode_values" => decode_values(&data),
             other => panic!("unknown target {other} for {file}"),
         }
     }

@@ -28,6 +28,31 @@ pub fn assemble_split(data: &[u8]) {
     let _ = report(&assemble(files));
 }
 
+/// Decode `data[1..]` as blocks of the GGML type (or, past the GGML ids, the safetensors
+/// dtype) chosen by `data[0]`, then histogram the values and their scales.
+pub fn decode_values(data: &[u8]) {
+    use super::decode::{ggml, st_dtypes};
+    use super::gguf::GgmlType;
+    use super::histogram::Histogram;
+    let Some((&which, bytes)) = data.split_first() else { return };
+    let st = super::safetensors::Dtype::all();
+    let codec = match ggml::codec(GgmlType(u32::from(which))) {
+        Some(c) => c,
+        None => st_dtypes::codec(st[usize::from(which) % st.len()]),
+    };
+    let whole = bytes.len() / codec.block_bytes * codec.block_bytes;
+    let mut values = vec![0f32; whole / codec.block_bytes * codec.block_elems];
+    (codec.decode)(&bytes[..whole], &mut values);
+    let mut h = Histogram::default();
+    h.add(&values);
+    let _ = h.bins(1 + usize::from(which % 64));
+    if let Some(scales) = codec.scales {
+        let mut out = Vec::new();
+        scales(&bytes[..whole], &mut out);
+        h.add(&out);
+    }
+}
+
 fn decode(name: &str, data: &[u8], chunk: u64) -> Parsed {
     let len = data.len() as u64;
     let mut d = FileDecoder::new(name, len);
