@@ -174,3 +174,21 @@ fn file_name_and_file_type_are_compared_with_the_contents() {
     let cp = open_one("Model-70B-IQ4_NL.gguf", &f);
     assert_eq!(codes(&cp), vec![naming::NAME_SIZE_MISMATCH]);
 }
+
+#[test]
+fn viewer_rows_filter_sort_and_group() {
+    use tensorscope::engine::view::{group_by_layer, rows, Column};
+    let mut g = Gguf::header(3, 4, 0);
+    g.tensor("blk.10.ffn_up.weight", &[32], 0, 0);
+    g.tensor("blk.2.ffn_up.weight", &[64], 0, 128);
+    g.tensor("token_embd.weight", &[8], 0, 384);
+    g.tensor("blk.2.attn_v.weight", &[16], 0, 416);
+    g.pad(32).data(512);
+    let cp = open_one("m.gguf", &g.build());
+    let names = |r: &[usize]| r.iter().map(|&i| cp.tensors[i].name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&rows(&cp, "blk.*.ffn*", Column::Name, false)), ["blk.2.ffn_up.weight", "blk.10.ffn_up.weight"]);
+    assert_eq!(names(&rows(&cp, "", Column::Params, true))[0], "blk.2.ffn_up.weight");
+    let groups = group_by_layer(&cp, &rows(&cp, "", Column::Index, false));
+    assert_eq!(groups.iter().map(|g| g.layer).collect::<Vec<_>>(), [Some(2), Some(10), None]);
+    assert_eq!((groups[0].params, groups[0].bytes), (80, 320));
+}

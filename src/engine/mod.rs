@@ -20,3 +20,4 @@ pub mod sniff;
 pub mod stats;
 pub mod step;
 pub mod summary;
+pub mod view;

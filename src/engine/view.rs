@@ -1,0 +1,208 @@
+//! The viewer's logic, kept platform-free so host tests cover it: tensor search (substring or
+//! glob), sorting, grouping by layer, and number formatting.
+
+use std::cmp::Ordering;
+
+use super::model::{Checkpoint, Tensor};
+
+/// Whether `name` matches `pattern`: a glob when it holds `*` or `?` (matched against the whole
+/// name), a case-insensitive substring otherwise. An empty pattern matches everything.
+pub fn matches(pattern: &str, name: &str) -> bool {
+    if pattern.contains(['*', '?']) {
+        glob(pattern.as_bytes(), name.as_bytes())
+    } else {
+        name.to_lowercase().contains(&pattern.to_lowercase())
+    }
+}
+
+/// `*` matches any run (dots included), `?` any one byte; iterative, so no pattern is slow.
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi, si));
+                pi += 1;
+            }
+            Some(&c) if c == b'?' || c == s[si] => {
+                pi += 1;
+                si += 1;
+            }
+            _ => match star {
+                Some((sp, ss)) => {
+                    pi = sp + 1;
+                    si = ss + 1;
+                    star = Some((sp, ss + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// The layer number in names like `blk.12.attn_q.weight` or `model.layers.3.mlp.up_proj.weight`.
+pub fn layer_of(name: &str) -> Option<u64> {
+    let parts: Vec<&str> = name.split('.').collect();
+    parts.windows(2).find_map(|w| match w[0] {
+        "blk" | "layers" | "h" | "layer" | "block" | "blocks" => w[1].parse().ok(),
+        _ => None,
+    })
+}
+
+/// A column of the tensor table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// File order.
+    Index,
+    Name,
+    Dtype,
+    Shape,
+    Params,
+    Bytes,
+    Offset,
+    File,
+}
+
+/// Indices of `cp`'s tensors matching `pattern`, sorted by `column` (ascending unless `desc`);
+/// ties keep file order.
+pub fn rows(cp: &Checkpoint, pattern: &str, column: Column, desc: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..cp.tensors.len()).filter(|&i| matches(pattern, &cp.tensors[i].name)).collect();
+    let key = |t: &Tensor| (t.elems().unwrap_or(0), t.nbytes, t.offset, t.file);
+    idx.sort_by(|&a, &b| {
+        let (x, y) = (&cp.tensors[a], &cp.tensors[b]);
+        let o = match column {
+            Column::Index => a.cmp(&b),
+            Column::Name => natural(&x.name, &y.name),
+            Column::Dtype => x.dtype.name().cmp(&y.dtype.name()),
+            Column::Shape => x.shape.cmp(&y.shape),
+            Column::Params => key(x).0.cmp(&key(y).0),
+            Column::Bytes => x.nbytes.cmp(&y.nbytes),
+            Column::Offset => (x.file, x.offset).cmp(&(y.file, y.offset)),
+            Column::File => x.file.cmp(&y.file),
+        };
+        let o = if desc { o.reverse() } else { o };
+        o.then(a.cmp(&b))
+    });
+    idx
+}
+
+/// Compare names with embedded numbers by value: `blk.2` before `blk.10`.
+pub fn natural(a: &str, b: &str) -> Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let n = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let m = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (p, q) = (trim_zeros(&x[..n]), trim_zeros(&y[..m]));
+                let o = p.len().cmp(&q.len()).then(p.cmp(q));
+                if o != Ordering::Equal {
+                    return o;
+                }
+                x = &x[n..];
+                y = &y[m..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
+fn trim_zeros(d: &[u8]) -> &[u8] {
+    let z = d.iter().take_while(|&&c| c == b'0').count();
+    &d[z.min(d.len().saturating_sub(1))..]
+}
+
+/// Tensors of one layer (or of none), with their totals.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// `None` for tensors outside any layer (embeddings, output head, norms).
+    pub layer: Option<u64>,
+    pub rows: Vec<usize>,
+    pub params: u64,
+    pub bytes: u64,
+}
+
+/// `rows` grouped by layer: layers in numeric order, then the tensors of no layer.
+pub fn group_by_layer(cp: &Checkpoint, rows: &[usize]) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for &i in rows {
+        let t = &cp.tensors[i];
+        let layer = layer_of(&t.name);
+        let g = match groups.iter().position(|g| g.layer == layer) {
+            Some(p) => &mut groups[p],
+            None => {
+                groups.push(Group { layer, rows: Vec::new(), params: 0, bytes: 0 });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        g.rows.push(i);
+        g.params = g.params.saturating_add(t.elems().unwrap_or(0));
+        g.bytes = g.bytes.saturating_add(t.nbytes);
+    }
+    groups.sort_by_key(|g| (g.layer.is_none(), g.layer));
+    groups
+}
+
+/// `1.5 GB`-style byte counts (powers of 1000, as model cards give them).
+pub fn human_bytes(n: u64) -> String {
+    human(n as f64, &["B", "kB", "MB", "GB", "TB", "PB"])
+}
+
+/// `7.24B`-style parameter counts.
+pub fn human_count(n: u64) -> String {
+    human(n as f64, &["", "K", "M", "B", "T", "Q"])
+}
+
+fn human(mut v: f64, units: &[&str]) -> String {
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    let sep = if units[0].is_empty() { "" } else { " " };
+    if u == 0 {
+        format!("{v:.0}{sep}{}", units[0])
+    } else {
+        format!("{v:.2}{sep}{}", units[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_is_substring_or_glob() {
+        assert!(matches("", "anything"));
+        assert!(matches("ATTN", "blk.0.attn_q.weight"));
+        assert!(matches("blk.*.attn_v*", "blk.12.attn_v.weight"));
+        assert!(!matches("blk.*.attn_v*", "blk.12.attn_q.weight"));
+        assert!(matches("blk.?.ffn*", "blk.3.ffn_up.weight"));
+        assert!(!matches("blk.?.ffn*", "blk.31.ffn_up.weight"));
+        assert!(!matches("*a*a*a*a*a*b", &"a".repeat(5000)));
+    }
+
+    #[test]
+    fn layers_sort_and_format() {
+        assert_eq!(layer_of("blk.12.attn_q.weight"), Some(12));
+        assert_eq!(layer_of("model.layers.3.mlp.up_proj.weight"), Some(3));
+        assert_eq!(layer_of("transformer.h.7.attn.c_attn.weight"), Some(7));
+        assert_eq!(layer_of("token_embd.weight"), None);
+        assert_eq!(natural("blk.2.x", "blk.10.x"), Ordering::Less);
+        assert_eq!(natural("a07", "a7"), Ordering::Equal);
+        assert_eq!(human_bytes(1_500_000_000), "1.50 GB");
+        assert_eq!(human_bytes(999), "999 B");
+        assert_eq!(human_count(7_241_732_096), "7.24B");
+    }
+}
