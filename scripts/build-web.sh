@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Build the browser viewer into dist/ (no trunk):
+#   cargo build --release (wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz -> + index.html, www/*
+# Prints raw and gzipped sizes. Environment: WASM_OPT=0 skips wasm-opt (faster, bigger).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+SETUP_SKIP_BROWSER=1 source scripts/setup.sh
+
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+name=tensorscope-web
+dist="$root/dist"
+
+locked=()
+if [ "${CI:-}" = true ]; then locked=(--locked); fi
+echo "[build-web] cargo build --release --target wasm32-unknown-unknown --bin $name"
+cargo build "${locked[@]}" --release --target wasm32-unknown-unknown --bin "$name"
+raw_wasm="$target_dir/wasm32-unknown-unknown/release/$name.wasm"
+
+rm -rf "$dist"
+mkdir -p "$dist"
+echo "[build-web] wasm-bindgen --target web"
+wasm-bindgen "$raw_wasm" --target web --no-typescript --out-dir "$dist"
+bg="$dist/${name}_bg.wasm"
+pre_opt=$(stat -c %s "$bg")
+
+if [ "${WASM_OPT:-1}" != 0 ]; then
+  echo "[build-web] wasm-opt -Oz (binaryen 132 from npm)"
+  # Plain -Oz: --all-features yields wasm Chromium rejects; Debian's binaryen 108 yields broken tables.
+  "$root/tests/e2e/node_modules/.bin/wasm-opt" -Oz "$bg" -o "$bg.opt"
+  mv "$bg.opt" "$bg"
+fi
+
+cp index.html "$dist/"
+if [ -d www ] && [ -n "$(ls -A www)" ]; then cp -R www/. "$dist/"; fi
+
+size_line() { # file
+  local raw gz
+  raw=$(stat -c %s "$1")
+  gz=$(gzip -9 -c "$1" | wc -c)
+  printf '  %-28s %9d B raw %9d B gzip\n' "${1#"$dist"/}" "$raw" "$gz"
+  total_raw=$((total_raw + raw)); total_gz=$((total_gz + gz))
+}
+total_raw=0; total_gz=0
+echo "[build-web] dist/ (wasm before wasm-opt: $pre_opt B)"
+shopt -s nullglob
+for f in "$dist"/*.wasm "$dist"/*.js "$dist"/*.css; do size_line "$f"; done
+printf '  %-28s %9d B raw %9d B gzip\n' "total wasm+js+css" "$total_raw" "$total_gz"

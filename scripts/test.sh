@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Install what is missing, then run every check and test:
+#   fmt, clippy (host + wasm32), host tests, wasm-bindgen-test in headless Chromium,
+#   the release web build, and the Playwright e2e suite (node --test) against dist/.
+# Phases after setup all run even when one fails (e2e needs build-web); exit status is non-zero
+# if any failed. Each phase's output is also kept in target/test-logs/<phase>.log.
+# With CI=true, cargo runs with --locked (Cargo.lock must be up to date).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+logs="${CARGO_TARGET_DIR:-$root/target}/test-logs"
+mkdir -p "$logs"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-120}"
+locked=()
+if [ "${CI:-}" = true ]; then locked=(--locked); fi
+
+t_all=$SECONDS
+names=(); statuses=(); times=()
+failed=0
+
+# phase NAME CMD...: run CMD, tee its output to the phase log, record status and seconds.
+phase() {
+  local name=$1; shift
+  local t0=$SECONDS rc
+  printf '\n=== [%s] %s\n' "$name" "$*"
+  "$@" 2>&1 | tee "$logs/$name.log"
+  rc=${PIPESTATUS[0]}
+  local dt=$((SECONDS - t0))
+  names+=("$name"); times+=("$dt")
+  if [ "$rc" = 0 ]; then statuses+=(ok); else statuses+=("FAIL($rc)"); failed=1; fi
+  printf '=== [%s] %s in %ss\n' "$name" "${statuses[-1]}" "$dt"
+  return "$rc"
+}
+skip() { names+=("$1"); statuses+=("skipped: $2"); times+=(0); failed=1; printf '\n=== [%s] skipped: %s\n' "$1" "$2"; }
+
+phase setup bash scripts/setup.sh || { echo "setup failed; nothing else can run"; exit 1; }
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+phase fmt cargo fmt --check
+phase clippy-host cargo clippy "${locked[@]}" --all-targets -- -D warnings
+# On wasm32, lint what is built for the browser: the lib (engine + io + ui), the web bin and the
+# browser tests. Not --all-targets: benches and host tests use host-only modules (tensorscope::cli).
+phase clippy-wasm cargo clippy "${locked[@]}" --target wasm32-unknown-unknown --lib --bin tensorscope-web --test web -- -D warnings
+phase test-host cargo test "${locked[@]}"
+# Only the browser test file: the host integration tests are not meant for wasm32.
+phase test-wasm cargo test "${locked[@]}" --target wasm32-unknown-unknown --test web
+if phase build-web bash scripts/build-web.sh; then
+  phase e2e node --test --test-reporter=spec tests/e2e/*.spec.mjs
+else
+  skip e2e "build-web failed"
+fi
+
+printf '\n=== Summary (logs in %s)\n' "$logs"
+for i in "${!names[@]}"; do
+  printf '  %-12s %-24s %5ss\n' "${names[$i]}" "${statuses[$i]}" "${times[$i]}"
+  case "${names[$i]}" in
+    test-host|test-wasm)
+      awk '/^ +Running /{sub(/^ +Running /,""); sub(/ \(.*/,""); t=$0} /^ *Doc-tests /{sub(/^ *Doc-tests /,""); t="doc-tests " $0}
+           /^test result:/{sub(/^test result: /,""); sub(/; finished in.*/,""); printf "      %-32s %s\n", t, $0}' "$logs/${names[$i]}.log" ;;
+    e2e)
+      grep -E '^(ℹ|#) (tests|pass|fail|cancelled|skipped|todo) ' "$logs/e2e.log" | sed 's/^/      /' ;;
+    build-web)
+      grep -E '^  (total|\S+\.(wasm|js|css)) ' "$logs/build-web.log" | sed 's/^/    /' ;;
+  esac
+done
+printf '  %-12s %-24s %5ss\n' total "$([ $failed = 0 ] && echo ok || echo FAILED)" "$((SECONDS - t_all))"
+exit $failed
