@@ -40,9 +40,8 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 phase fmt cargo fmt --check
 phase clippy-host cargo clippy "${locked[@]}" --all-targets -- -D warnings
-# On wasm32, lint what is built for the browser: the lib (engine + io + ui), the web bin and the
-# browser tests. Not --all-targets: benches and host tests use host-only modules (tensorscope::cli).
-phase clippy-wasm cargo clippy "${locked[@]}" --target wasm32-unknown-unknown --lib --bin tensorscope-web --test web -- -D warnings
+# Host-only tests and benches are cfg'd out on wasm32, so every target lints there too.
+phase clippy-wasm cargo clippy "${locked[@]}" --target wasm32-unknown-unknown --all-targets -- -D warnings
 phase test-host cargo test "${locked[@]}"
 # Only the browser test file: the host integration tests are not meant for wasm32.
 phase test-wasm cargo test "${locked[@]}" --target wasm32-unknown-unknown --test web

@@ -1,4 +1,5 @@
 //! The `tensorscope` command line: the JSON contract, exit statuses, and bounded reads.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Every code of the 8-, 6- and 4-bit float dtypes decodes as ml_dtypes decodes it
 //! (`tests/fixtures/minifloat/make_tables.py`).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

@@ -4,6 +4,7 @@
 //! dequantizes them to (little-endian f32); both are written by
 //! `tests/fixtures/quant/make_vectors.py`. A decoded value matches when its bits are equal, or
 //! when both values are NaN (NaN payloads and signs are not compared).
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::fs;
 use std::path::{Path, PathBuf};

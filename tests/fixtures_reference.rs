@@ -1,5 +1,6 @@
 //! The engine against what the reference Python packages report for files they wrote
 //! (`tests/fixtures/make_fixtures.py`), and the same result under every chunking.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

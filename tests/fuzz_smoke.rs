@@ -1,5 +1,6 @@
 //! A short, deterministic run of the fuzz targets' bodies (`tests/fuzz` runs them under
 //! libFuzzer): mutated fixtures and random bytes, in random chunkings, never panic.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Sharded safetensors sets (with and without an index), GGUF split sets, and folders holding
 //! other files.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! `hist` and `export` against the reference packages: numpy statistics and histograms of
 //! gguf-py's dequantization (and of the values safetensors loads), and their `.npy` files
 //! byte for byte (`tests/fixtures/values/make_expected.py`).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

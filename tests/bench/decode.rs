@@ -2,84 +2,93 @@
 //! for every GGML type and the safetensors float dtypes. Run with `cargo bench --bench decode`
 //! (`TENSORSCOPE_BENCH_TYPES=Q4_K,Q8_0` to pick types). Numbers are printed, never asserted.
 
-use std::time::Instant;
-
-use tensorscope::engine::decode::{ggml, st_dtypes, BlockCodec};
-use tensorscope::engine::gguf::GgmlType;
-use tensorscope::engine::histogram::Histogram;
-use tensorscope::engine::safetensors::Dtype;
-
-/// Encoded bytes per measurement.
-const INPUT_BYTES: usize = 64 << 20;
-/// Values decoded per batch, as the scan does.
-const BATCH_ELEMS: usize = 1 << 14;
-
-/// Deterministic bytes whose f16 fields are finite, so scales look like real ones.
-fn input(codec: &BlockCodec) -> Vec<u8> {
-    let blocks = INPUT_BYTES / codec.block_bytes;
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut b: Vec<u8> = (0..blocks * codec.block_bytes)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect();
-    // Keep every byte pair's high byte below 0x7c: f16 fields stay finite.
-    for pair in b.chunks_exact_mut(2) {
-        pair[1] &= 0x3b;
-    }
-    b
-}
-
-fn run(name: &str, codec: BlockCodec) {
-    let data = input(&codec);
-    let batch_bytes = (BATCH_ELEMS / codec.block_elems).max(1) * codec.block_bytes;
-    let mut values = vec![0f32; batch_bytes / codec.block_bytes * codec.block_elems];
-    let values_total = (data.len() / codec.block_bytes * codec.block_elems) as f64;
-    let mut best = (f64::MAX, f64::MAX);
-    for _ in 0..3 {
-        let t = Instant::now();
-        for chunk in data.chunks(batch_bytes) {
-            let n = chunk.len() / codec.block_bytes * codec.block_elems;
-            (codec.decode)(chunk, &mut values[..n]);
-        }
-        std::hint::black_box(&values);
-        let decode = t.elapsed().as_secs_f64();
-        let mut h = Histogram::default();
-        let t = Instant::now();
-        for chunk in data.chunks(batch_bytes) {
-            let n = chunk.len() / codec.block_bytes * codec.block_elems;
-            (codec.decode)(chunk, &mut values[..n]);
-            h.add(&values[..n]);
-        }
-        std::hint::black_box(h.bins(64));
-        best = (best.0.min(decode), best.1.min(t.elapsed().as_secs_f64()));
-    }
-    let mb = data.len() as f64 / 1e6;
-    println!(
-        "{name:<12} decode {:>8.0} MB/s {:>7.0} Mval/s   decode+hist {:>8.0} MB/s {:>7.0} Mval/s",
-        mb / best.0,
-        values_total / best.0 / 1e6,
-        mb / best.1,
-        values_total / best.1 / 1e6
-    );
-}
-
 fn main() {
-    let only: Option<Vec<String>> =
-        std::env::var("TENSORSCOPE_BENCH_TYPES").ok().map(|s| s.split(',').map(str::to_owned).collect());
-    let wanted = |n: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == n));
-    println!("input {} MB per type, batches of {BATCH_ELEMS} values, best of 3", INPUT_BYTES >> 20);
-    for t in GgmlType::all() {
-        if let Some(codec) = ggml::codec(t).filter(|_| wanted(&t.name())) {
-            run(&t.name(), codec);
+    #[cfg(not(target_arch = "wasm32"))]
+    native::main();
+}
+
+/// The benchmark proper, for the host only.
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use std::time::Instant;
+
+    use tensorscope::engine::decode::{ggml, st_dtypes, BlockCodec};
+    use tensorscope::engine::gguf::GgmlType;
+    use tensorscope::engine::histogram::Histogram;
+    use tensorscope::engine::safetensors::Dtype;
+
+    /// Encoded bytes per measurement.
+    const INPUT_BYTES: usize = 64 << 20;
+    /// Values decoded per batch, as the scan does.
+    const BATCH_ELEMS: usize = 1 << 14;
+
+    /// Deterministic bytes whose f16 fields are finite, so scales look like real ones.
+    fn input(codec: &BlockCodec) -> Vec<u8> {
+        let blocks = INPUT_BYTES / codec.block_bytes;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut b: Vec<u8> = (0..blocks * codec.block_bytes)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        // Keep every byte pair's high byte below 0x7c: f16 fields stay finite.
+        for pair in b.chunks_exact_mut(2) {
+            pair[1] &= 0x3b;
         }
+        b
     }
-    for d in [Dtype::F8_E4M3, Dtype::F8_E5M2, Dtype::F4, Dtype::F6_E2M3] {
-        if wanted(d.name()) {
-            run(&format!("st {}", d.name()), st_dtypes::codec(d));
+
+    fn run(name: &str, codec: BlockCodec) {
+        let data = input(&codec);
+        let batch_bytes = (BATCH_ELEMS / codec.block_elems).max(1) * codec.block_bytes;
+        let mut values = vec![0f32; batch_bytes / codec.block_bytes * codec.block_elems];
+        let values_total = (data.len() / codec.block_bytes * codec.block_elems) as f64;
+        let mut best = (f64::MAX, f64::MAX);
+        for _ in 0..3 {
+            let t = Instant::now();
+            for chunk in data.chunks(batch_bytes) {
+                let n = chunk.len() / codec.block_bytes * codec.block_elems;
+                (codec.decode)(chunk, &mut values[..n]);
+            }
+            std::hint::black_box(&values);
+            let decode = t.elapsed().as_secs_f64();
+            let mut h = Histogram::default();
+            let t = Instant::now();
+            for chunk in data.chunks(batch_bytes) {
+                let n = chunk.len() / codec.block_bytes * codec.block_elems;
+                (codec.decode)(chunk, &mut values[..n]);
+                h.add(&values[..n]);
+            }
+            std::hint::black_box(h.bins(64));
+            best = (best.0.min(decode), best.1.min(t.elapsed().as_secs_f64()));
+        }
+        let mb = data.len() as f64 / 1e6;
+        println!(
+            "{name:<12} decode {:>8.0} MB/s {:>7.0} Mval/s   decode+hist {:>8.0} MB/s {:>7.0} Mval/s",
+            mb / best.0,
+            values_total / best.0 / 1e6,
+            mb / best.1,
+            values_total / best.1 / 1e6
+        );
+    }
+
+    pub fn main() {
+        let only: Option<Vec<String>> =
+            std::env::var("TENSORSCOPE_BENCH_TYPES").ok().map(|s| s.split(',').map(str::to_owned).collect());
+        let wanted = |n: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == n));
+        println!("input {} MB per type, batches of {BATCH_ELEMS} values, best of 3", INPUT_BYTES >> 20);
+        for t in GgmlType::all() {
+            if let Some(codec) = ggml::codec(t).filter(|_| wanted(&t.name())) {
+                run(&t.name(), codec);
+            }
+        }
+        for d in [Dtype::F8_E4M3, Dtype::F8_E5M2, Dtype::F4, Dtype::F6_E2M3] {
+            if wanted(d.name()) {
+                run(&format!("st {}", d.name()), st_dtypes::codec(d));
+            }
         }
     }
 }
