@@ -138,3 +138,44 @@ fn huge_sparse_files_open_with_bounded_reads() {
     assert!(read <= 8 + h.len() as u64 + CHUNK_BYTES, "read {read} bytes");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn check_hashes_scans_and_compares_digests() {
+    let dir = temp_dir("check");
+    let h = r#"{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[16,20]}}"#;
+    let mut bytes = safetensors(h, 0);
+    for v in [1.0f32, f32::NAN, f32::INFINITY, -2.0] {
+        bytes.extend(v.to_le_bytes());
+    }
+    bytes.extend([0x80, 0x3f, 0xc0, 0x7f]); // bf16 1.0, NaN
+    let path = dir.join("m.safetensors");
+    std::fs::write(&path, &bytes).unwrap();
+    let p = path.to_str().unwrap();
+
+    let (code, out, _) = run(&["check", p, "--sha256", "--scan", "--json"]);
+    assert_eq!(code, 0, "NaN values are a warning, not an error");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let digest = r["files"][0]["sha256"].as_str().unwrap().to_owned();
+    assert_eq!(digest.len(), 64);
+    assert_eq!(r["scan"][0], serde_json::json!({"tensor": "a", "file": 0, "values": 4, "nan": 1, "inf": 1}));
+    assert_eq!((r["scan"][1]["nan"].as_u64(), r["scan"][1]["inf"].as_u64()), (Some(1), Some(0)));
+    let codes: Vec<&str> = r["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["check.non_finite_values", "check.non_finite_values"]);
+
+    let abc = dir.join("abc.safetensors");
+    std::fs::write(&abc, b"abc").unwrap();
+    let (_, out, _) = run(&["check", abc.to_str().unwrap(), "--sha256", "--json"]);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["files"][0]["sha256"], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+
+    let sums = dir.join("SHA256SUMS");
+    std::fs::write(&sums, format!("{digest}  m.safetensors\n")).unwrap();
+    let (code, out, _) = run(&["check", p, "--expect", sums.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("check.sha256_match"), "{out}");
+    std::fs::write(&sums, format!("{}  m.safetensors\n", "0".repeat(64))).unwrap();
+    let (code, out, _) = run(&["check", p, "--expect", sums.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("check.sha256_mismatch"), "{out}");
+    let _ = std::fs::remove_dir_all(dir);
+}

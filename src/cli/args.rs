@@ -24,6 +24,10 @@ pub struct Args {
     pub selection: Selection,
     pub scales: bool,
     pub npy: Option<PathBuf>,
+    /// `check`: hash every file, scan every tensor, compare with expected digests.
+    pub sha256: bool,
+    pub scan: bool,
+    pub expect: Option<PathBuf>,
 }
 
 /// Most bins a histogram may have.
@@ -48,6 +52,9 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         selection: Selection::Whole,
         scales: false,
         npy: None,
+        sha256: false,
+        scan: false,
+        expect: None,
     };
     let (mut elements, mut sample) = (None, None);
     let mut it = rest.iter();
@@ -85,6 +92,12 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
             }
             "--scales" if takes(&[Command::Hist]) => a.scales = true,
             "--npy" if takes(&[Command::Export]) => a.npy = Some(PathBuf::from(value("--npy")?)),
+            "--sha256" if takes(&[Command::Check]) => a.sha256 = true,
+            "--scan" if takes(&[Command::Check]) => a.scan = true,
+            "--expect" if takes(&[Command::Check]) => {
+                a.expect = Some(PathBuf::from(value("--expect")?));
+                a.sha256 = true;
+            }
             flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}' for {cmd}")),
             path => a.paths.push(PathBuf::from(path)),
         }
@@ -155,6 +168,8 @@ mod tests {
         assert_eq!((a.bins, a.selection, a.scales), (10, Selection::Sample { budget_bytes: 65536 }, true));
         let a = parse_args(&args("hist m --tensor w --elements 3:9")).unwrap();
         assert_eq!(a.selection, Selection::Elements { start: 3, end: 9 });
+        let a = parse_args(&args("check m --scan --expect sums.txt")).unwrap();
+        assert!(a.scan && a.sha256 && a.expect.is_some());
         let a = parse_args(&args("export m --tensor w --npy out.npy")).unwrap();
         assert_eq!(a.npy, Some(PathBuf::from("out.npy")));
     }

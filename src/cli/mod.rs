@@ -1,6 +1,7 @@
 //! The native `tensorscope` command line: the engine's results as tables or JSON.
 
 mod args;
+mod check;
 mod open;
 mod source;
 mod text;
@@ -23,7 +24,10 @@ Several paths (or a folder) are opened as one sharded set.
 
 commands:
   inspect PATH... [--json]   tensors, metadata, summary and findings
-  check PATH... [--json]     findings only (exit 1 when any is an error)
+  check PATH... [--sha256] [--scan] [--expect SUMS] [--json]
+                             findings (exit 1 when any is an error); --sha256 hashes every
+                             file, --expect compares with sha256sum output, --scan counts
+                             NaN/Inf values in every tensor
   hist PATH... --tensor NAME [--bins N] [--elements A:B] [--sample BYTES] [--scales] [--json]
                              value statistics and histogram (whole tensor by default;
                              --sample 4M reads ~4 MiB of blocks spread over it;
@@ -46,7 +50,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return 2;
         }
     };
-    let cp = match open_paths(&args.paths) {
+    let mut cp = match open_paths(&args.paths) {
         Ok((cp, _)) => cp,
         Err(e) => {
             let _ = writeln!(err, "tensorscope: {e}");
@@ -62,12 +66,19 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             }
         };
     }
+    let mut json = report(&cp);
+    if args.command == Command::Check {
+        if let Err(e) = check::run(&args, &mut cp, &mut json) {
+            let _ = writeln!(err, "tensorscope: {e}");
+            return 2;
+        }
+    }
     let written = match (args.command, args.json) {
-        (Command::Inspect | Command::Check, true) => serde_json::to_writer_pretty(&mut *out, &report(&cp))
-            .map_err(std::io::Error::from)
-            .and_then(|_| writeln!(out)),
+        (Command::Inspect | Command::Check, true) => {
+            serde_json::to_writer_pretty(&mut *out, &json).map_err(std::io::Error::from).and_then(|_| writeln!(out))
+        }
         (Command::Inspect, false) => text::inspect(&cp, out),
-        (Command::Check, false) => text::check(&cp, out),
+        (Command::Check, false) => text::check(&cp, &json, out),
         (Command::Hist | Command::Export, _) => unreachable!("handled above"),
     };
     if let Err(e) = written {

@@ -39,10 +39,18 @@ pub fn inspect(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
     findings(cp, out)
 }
 
-/// The `check` view: files and findings.
-pub fn check(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
-    for f in &cp.files {
-        writeln!(out, "{}  {} bytes", f.path, f.size)?;
+/// The `check` view: files (with digests), scan counts and findings.
+pub fn check(cp: &Checkpoint, report: &serde_json::Value, out: &mut dyn Write) -> io::Result<()> {
+    for (i, f) in cp.files.iter().enumerate() {
+        match report["files"][i]["sha256"].as_str() {
+            Some(h) => writeln!(out, "{h}  {}  ({} bytes)", f.path, f.size)?,
+            None => writeln!(out, "{}  {} bytes", f.path, f.size)?,
+        }
+    }
+    if let Some(scan) = report["scan"].as_array() {
+        let bad = scan.iter().filter(|s| s["nan"].as_u64().unwrap_or(0) + s["inf"].as_u64().unwrap_or(0) > 0).count();
+        let values: u64 = scan.iter().filter_map(|s| s["values"].as_u64()).sum();
+        writeln!(out, "scanned {} tensors ({values} values): {bad} hold NaN or infinite values", scan.len())?;
     }
     findings(cp, out)
 }

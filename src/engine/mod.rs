@@ -1,5 +1,6 @@
 //! The platform-free, sans-IO engine: no I/O, no async, no web APIs.
 
+pub mod check;
 pub mod decode;
 pub mod findings;
 pub mod fuzz;
@@ -21,3 +22,4 @@ pub mod stats;
 pub mod step;
 pub mod summary;
 pub mod view;
+pub mod viewer;
