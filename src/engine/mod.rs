@@ -13,6 +13,7 @@ pub mod npy;
 pub mod open;
 pub mod plan;
 pub mod range;
+pub mod remote;
 pub mod report;
 pub mod safetensors;
 pub mod scan;
