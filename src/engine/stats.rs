@@ -56,45 +56,54 @@ impl Stats {
         Stats::of_finite(values)
     }
 
-    /// [`Stats::of`] for values known to be finite.
+    /// [`Stats::of`] for values known to be finite. Sums of deviations from the first value are
+    /// taken in eight `f32` lanes over runs of 64 values (relative error about 5e-7 per run) and
+    /// carried in `f64` between runs, so the loop vectorises and error does not build up.
     fn of_finite(values: &[f32]) -> Stats {
         const LANES: usize = 8;
+        const RUN: usize = 64;
         let Some(&first) = values.first() else {
             return Stats::default();
         };
-        let shift = f64::from(first);
         let (mut lo, mut hi) = ([first; LANES], [first; LANES]);
-        let (mut sum, mut sq, mut zero) = ([0f64; LANES], [0f64; LANES], [0u64; LANES]);
-        let mut chunks = values.chunks_exact(LANES);
-        for c in &mut chunks {
-            for i in 0..LANES {
-                let v = c[i];
-                lo[i] = if v < lo[i] { v } else { lo[i] };
-                hi[i] = if v > hi[i] { v } else { hi[i] };
-                zero[i] += u64::from(v == 0.0);
-                let d = f64::from(v) - shift;
-                sum[i] += d;
-                sq[i] += d * d;
+        let mut zero = [0u32; LANES];
+        let (mut sum, mut sq) = (0f64, 0f64);
+        let mut runs = values.chunks_exact(RUN);
+        for run in &mut runs {
+            let (mut s, mut q) = ([0f32; LANES], [0f32; LANES]);
+            for c in run.chunks_exact(LANES) {
+                for i in 0..LANES {
+                    let v = c[i];
+                    lo[i] = if v < lo[i] { v } else { lo[i] };
+                    hi[i] = if v > hi[i] { v } else { hi[i] };
+                    zero[i] += u32::from(v == 0.0);
+                    let d = v - first;
+                    s[i] += d;
+                    q[i] += d * d;
+                }
             }
+            sum += s.iter().map(|&x| f64::from(x)).sum::<f64>();
+            sq += q.iter().map(|&x| f64::from(x)).sum::<f64>();
         }
-        for (i, &v) in chunks.remainder().iter().enumerate() {
-            lo[i] = lo[i].min(v);
-            hi[i] = hi[i].max(v);
-            zero[i] += u64::from(v == 0.0);
-            let d = f64::from(v) - shift;
-            sum[i] += d;
-            sq[i] += d * d;
+        let mut zeros: u64 = zero.iter().map(|&z| u64::from(z)).sum();
+        let (mut min, mut max) = (lo.iter().copied().fold(first, f32::min), hi.iter().copied().fold(first, f32::max));
+        for &v in runs.remainder() {
+            min = min.min(v);
+            max = max.max(v);
+            zeros += u64::from(v == 0.0);
+            let d = f64::from(v) - f64::from(first);
+            sum += d;
+            sq += d * d;
         }
         let n = values.len() as f64;
-        let (sum, sq): (f64, f64) = (sum.iter().sum(), sq.iter().sum());
         let mean_shifted = sum / n;
         Stats {
             count: values.len() as u64,
             finite: values.len() as u64,
-            zero: zero.iter().sum(),
-            min: f64::from(lo.iter().copied().fold(f32::INFINITY, f32::min)),
-            max: f64::from(hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)),
-            mean: shift + mean_shifted,
+            zero: zeros,
+            min: f64::from(min),
+            max: f64::from(max),
+            mean: f64::from(first) + mean_shifted,
             m2: (sq - sum * mean_shifted).max(0.0),
             ..Stats::default()
         }
