@@ -246,14 +246,30 @@ fn check_shard_names(files: &[FileInfo], findings: &mut Vec<Finding>) {
         }
     }
     for ((prefix, n), have) in sets {
-        let missing: Vec<String> = (1..=n).filter(|k| !have.contains(k)).map(|k| format!("{k:05}")).collect();
-        if !missing.is_empty() {
-            findings.push(Finding::error(
-                rules::MISSING_SHARD,
-                format!("{prefix}: shards {} of {n} were not given", missing.join(", ")),
-            ));
+        let present: HashSet<u64> = have.iter().map(|&k| u64::from(k).wrapping_sub(1)).collect();
+        if let Some(list) = missing_list(u64::from(n), &present) {
+            findings
+                .push(Finding::error(rules::MISSING_SHARD, format!("{prefix}: shards {list} of {n} were not given")));
         }
     }
+}
+
+/// Shards named in messages before the rest are only counted.
+const MISSING_LISTED: usize = 8;
+
+/// The 1-based numbers of the shards `0..count` missing from `present` (0-based numbers), as
+/// `00002, 00005 and 3 more`; `None` when none is missing. Work is bounded by the shards
+/// present, not by `count`, which a damaged file may make huge.
+fn missing_list(count: u64, present: &HashSet<u64>) -> Option<String> {
+    let have = present.iter().filter(|&&n| n < count).count() as u64;
+    let missing = count - have;
+    if missing == 0 {
+        return None;
+    }
+    let listed: Vec<String> =
+        (0..count).filter(|n| !present.contains(n)).take(MISSING_LISTED).map(|n| format!("{:05}", n + 1)).collect();
+    let more = missing - listed.len() as u64;
+    Some(if more > 0 { format!("{} and {more} more", listed.join(", ")) } else { listed.join(", ") })
 }
 
 fn split_u64(h: &gguf::Header, key: &str) -> Option<u64> {
@@ -327,12 +343,8 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
             _ => findings.push(mismatch(format!("{} has split.no {no:?}, outside 0..{count}", info.path))),
         }
     }
-    let missing: Vec<String> = (0..count).filter(|n| !seen.contains(n)).map(|n| format!("{:05}", n + 1)).collect();
-    if !missing.is_empty() {
-        findings.push(Finding::error(
-            rules::MISSING_SHARD,
-            format!("split set of {count} files lacks shards {}", missing.join(", ")),
-        ));
+    if let Some(list) = missing_list(count, &seen) {
+        findings.push(Finding::error(rules::MISSING_SHARD, format!("split set of {count} files lacks shards {list}")));
         return;
     }
     let actual: u64 = files.iter().map(|(_, h)| h.tensors.len() as u64).sum();
