@@ -1,11 +1,36 @@
-//! Browser tests of the Leptos viewer, run in headless Chromium by wasm-bindgen-test-runner:
-//! `cargo test --target wasm32-unknown-unknown --test web` (see scripts/test.sh).
+//! Browser tests of the I/O layer and the Leptos components, run in headless Chromium by
+//! wasm-bindgen-test-runner: `cargo test --target wasm32-unknown-unknown --test web`.
 #![cfg(target_arch = "wasm32")]
 
+use leptos::prelude::*;
+use tensorscope::engine::histogram::Bins;
+use tensorscope::engine::model::{Checkpoint, Format};
+use tensorscope::engine::plan::Selection;
+use tensorscope::engine::range::ByteRange;
+use tensorscope::io::entries::Input;
+use tensorscope::io::open::open_inputs;
+use tensorscope::io::values::{array_items, histogram, npy_blob};
+use tensorscope::io::{BlobSource, Cancel, DriveError};
 use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+const GGUF: &[u8] = include_bytes!("fixtures/gguf_v3_le.gguf");
+const ALL_TYPES: &[u8] = include_bytes!("fixtures/gguf_all_types.gguf");
+const ST: &[u8] = include_bytes!("fixtures/st_all_numpy_dtypes.safetensors");
+const Q4K_NPY: &[u8] = include_bytes!("fixtures/values/gguf_all_types.gguf__t.Q4_K.npy");
+
+fn blob(bytes: &[u8]) -> web_sys::Blob {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("blob")
+}
+
+async fn open(name: &str, bytes: &[u8]) -> Checkpoint {
+    let mut inputs = vec![Input { path: name.into(), blob: blob(bytes) }];
+    open_inputs(&mut inputs, &Cancel::new(), |_| {}).await.expect("opens")
+}
 
 /// A fresh `<div>` appended to `<body>`, to mount a component into.
 fn host() -> web_sys::HtmlElement {
@@ -16,16 +41,91 @@ fn host() -> web_sys::HtmlElement {
 }
 
 #[wasm_bindgen_test]
-fn app_mounts_with_heading_and_tagline() {
+async fn blob_source_reads_ranges_and_clamps_at_the_end() {
+    let src = BlobSource::new(blob(b"0123456789"));
+    assert_eq!(src.len(), 10);
+    assert_eq!(src.read(ByteRange::new(2, 5)).await.unwrap(), b"234");
+    assert_eq!(src.read(ByteRange::new(8, 20)).await.unwrap(), b"89");
+    assert!(src.read(ByteRange::new(10, 20)).await.unwrap().is_empty());
+    assert_eq!(src.bytes_read(), 5);
+}
+
+#[wasm_bindgen_test]
+async fn files_open_through_the_driver_like_the_cli() {
+    let cp = open("gguf_v3_le.gguf", GGUF).await;
+    assert_eq!((cp.format, cp.tensors.len()), (Format::Gguf, 37));
+    let cp = open("st_all_numpy_dtypes.safetensors", ST).await;
+    assert_eq!((cp.format, cp.tensors.len()), (Format::Safetensors, 13));
+}
+
+#[wasm_bindgen_test]
+async fn opening_reports_progress_and_can_be_cancelled() {
+    let mut seen = Vec::new();
+    let mut inputs = vec![
+        Input { path: "a.gguf".into(), blob: blob(GGUF) },
+        Input { path: "notes.txt".into(), blob: blob(b"hello") },
+    ];
+    let cp = open_inputs(&mut inputs, &Cancel::new(), |p| seen.push(p)).await.unwrap();
+    assert_eq!(seen.last().map(|p| (p.files_done, p.files)), Some((2, 2)));
+    assert!(cp.findings.iter().any(|f| f.code == "set.ignored_file"));
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let mut inputs = vec![Input { path: "a.gguf".into(), blob: blob(GGUF) }];
+    assert_eq!(open_inputs(&mut inputs, &cancel, |_| {}).await.err(), Some(DriveError::Cancelled));
+}
+
+#[wasm_bindgen_test]
+async fn histograms_and_npy_match_the_engine() {
+    let cp = open("gguf_all_types.gguf", ALL_TYPES).await;
+    let src = BlobSource::new(blob(ALL_TYPES));
+    let t = cp.tensor("t.Q4_K").unwrap();
+    let mut last = (0, 0);
+    let sink = histogram(t, &src, &Selection::Whole, true, &Cancel::new(), |d, n| last = (d, n)).await.unwrap();
+    assert_eq!(sink.values.stats.count, t.elems().unwrap());
+    assert!(sink.scales.is_some_and(|s| s.stats.count > 0));
+    assert_eq!(last, (t.nbytes, t.nbytes));
+    let npy = npy_blob(t, &src, &Cancel::new(), |_, _| {}).await.unwrap();
+    let buf = JsFuture::from(npy.array_buffer()).await.unwrap();
+    assert_eq!(js_sys::Uint8Array::new(&buf).to_vec(), Q4K_NPY);
+}
+
+#[wasm_bindgen_test]
+async fn array_items_past_the_kept_ones_are_read_on_demand() {
+    let cp = open("gguf_v3_le.gguf", GGUF).await;
+    let Some(tensorscope::engine::model::MetaValue::Gguf(tensorscope::engine::gguf::Value::Array(a))) =
+        cp.meta("tokenizer.ggml.tokens")
+    else {
+        panic!("tokens are an array")
+    };
+    let items = array_items(a, &BlobSource::new(blob(GGUF)), 0, a.len, &Cancel::new()).await.unwrap();
+    assert_eq!(items.len() as u64, a.len);
+    assert_eq!(items[..a.items.len()], a.items[..]);
+}
+
+#[wasm_bindgen_test]
+fn viewer_mounts_with_heading_tagline_and_drop_zone() {
     let host = host();
-    let handle = leptos::mount::mount_to(host.clone(), tensorscope::ui::App);
-
-    let app = host.query_selector("[data-testid=app]").expect("valid selector").expect("[data-testid=app] is rendered");
-    let heading = app.query_selector("h1").unwrap().expect("an <h1>");
-    assert_eq!(heading.text_content().as_deref(), Some("Tensorscope"));
-    let text = app.text_content().unwrap_or_default();
-    assert!(text.contains("safetensors and GGUF"), "app text: {text:?}");
-
-    drop(handle); // unmounts
+    let handle = leptos::mount::mount_to(host.clone(), || view! { <tensorscope::ui::Viewer /> });
+    let app = host.query_selector("[data-testid=app]").unwrap().expect("[data-testid=app] is rendered");
+    assert_eq!(app.query_selector("h1").unwrap().unwrap().text_content().as_deref(), Some("Tensorscope"));
+    assert!(app.query_selector("[data-testid=drop-zone]").unwrap().is_some());
+    assert!(app.query_selector("[data-testid=file-input]").unwrap().is_some());
+    drop(handle);
     assert!(host.query_selector("[data-testid=app]").unwrap().is_none());
+}
+
+#[wasm_bindgen_test]
+fn histogram_chart_draws_one_bar_per_bin_and_text_stays_text() {
+    let host = host();
+    let bins = Bins { lo: -1.0, hi: 1.0, counts: vec![1, 5, 0, 2] };
+    let handle = leptos::mount::mount_to(host.clone(), move || {
+        view! {
+            <tensorscope::ui::HistogramChart bins=bins.clone() log=false testid="h" />
+            <tensorscope::ui::ProgressBar done=3u64 total=4u64 />
+        }
+    });
+    let svg = host.query_selector("[data-testid=h] svg").unwrap().expect("an <svg>");
+    assert_eq!(svg.child_element_count(), 4);
+    assert!(host.text_content().unwrap().contains("75%"));
+    drop(handle);
 }

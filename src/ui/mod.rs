@@ -1,14 +1,122 @@
-//! The Leptos viewer. Components only: logic lives in the engine.
+//! The Leptos viewer. Components only, one per file: logic lives in the engine.
+
+mod copy_button;
+mod drop_zone;
+mod export_button;
+mod findings;
+mod histogram_chart;
+mod meta_array;
+mod metadata;
+mod progress_bar;
+pub mod state;
+mod summary;
+mod tensor_detail;
+mod tensor_table;
+mod theme_toggle;
 
 use leptos::prelude::*;
 
-/// The root component of the viewer.
+pub use copy_button::CopyButton;
+pub use drop_zone::DropZone;
+pub use export_button::ExportButton;
+pub use findings::FindingsView;
+pub use histogram_chart::HistogramChart;
+pub use meta_array::MetaArray;
+pub use metadata::MetadataView;
+pub use progress_bar::ProgressBar;
+pub use summary::SummaryView;
+pub use tensor_detail::TensorDetail;
+pub use tensor_table::TensorTable;
+pub use theme_toggle::ThemeToggle;
+
+use state::{AppState, Tab, SAMPLES};
+
+/// The root component of the viewer: opens the first built-in sample on load.
 #[component]
 pub fn App() -> impl IntoView {
+    view! { <Viewer sample=SAMPLES[0] /> }
+}
+
+/// The viewer; opens `sample` (a file in `www/samples/`) on load when given.
+#[component]
+pub fn Viewer(#[prop(optional)] sample: Option<&'static str>) -> impl IntoView {
+    let state = AppState::new();
+    provide_context(state);
+    if let Some(name) = sample {
+        state.open_sample(name);
+    }
+    let hash_listener = window_event_listener(leptos::ev::hashchange, move |_| state.follow_hash());
+    on_cleanup(move || hash_listener.remove());
+    let has_cp = move || state.cp.with(Option::is_some);
     view! {
         <main data-testid="app">
-            <h1>"Tensorscope"</h1>
-            <p data-testid="tagline">"Look inside safetensors and GGUF checkpoints without loading them."</p>
+            <header class="top">
+                <div>
+                    <h1>"Tensorscope"</h1>
+                    <p data-testid="tagline">"Look inside safetensors and GGUF checkpoints without loading them."</p>
+                </div>
+                <div class="top-actions">
+                    <ExportButton />
+                    <ThemeToggle />
+                </div>
+            </header>
+            <DropZone />
+            <Show when=move || state.loading.with(Option::is_some)>
+                <div class="panel" data-testid="loading">
+                    {move || {
+                        let p = state.loading.get().unwrap_or_default();
+                        format!(
+                            "Reading headers: {} of {} files, {} read",
+                            p.files_done,
+                            p.files,
+                            crate::engine::view::human_bytes(p.bytes_read),
+                        )
+                    }}
+                    <ProgressBar done=Signal::derive(move || state.loading.get().map_or(0, |p| p.files_done as u64))
+                        total=Signal::derive(move || state.loading.get().map_or(1, |p| p.files as u64)) />
+                </div>
+            </Show>
+            <Show when=move || state.error.with(Option::is_some)>
+                <p class="panel sev-error" data-testid="error" role="alert">{move || state.error.get()}</p>
+            </Show>
+            <Show when=has_cp>
+                <p class="source" data-testid="source">{move || state.label.get()}</p>
+                <nav class="tabs" role="tablist">
+                    {Tab::ALL
+                        .into_iter()
+                        .map(|t| {
+                            view! {
+                                <button
+                                    role="tab"
+                                    data-testid=format!("tab-{}", t.id())
+                                    class:active=move || state.tab.get() == t
+                                    aria-selected=move || (state.tab.get() == t).to_string()
+                                    on:click=move |_| state.tab.set(t)
+                                >
+                                    {t.label()}
+                                    {(t == Tab::Findings)
+                                        .then(|| {
+                                            view! {
+                                                <span class="badge" data-testid="findings-badge">
+                                                    {move || state.cp.with(|cp| cp.as_ref().map_or(0, |c| c.findings.len()))}
+                                                </span>
+                                            }
+                                        })}
+                                </button>
+                            }
+                        })
+                        .collect_view()}
+                </nav>
+                {move || match state.tab.get() {
+                    Tab::Summary => view! { <SummaryView /> }.into_any(),
+                    Tab::Tensors => view! { <TensorTable /> }.into_any(),
+                    Tab::Metadata => view! { <MetadataView /> }.into_any(),
+                    Tab::Findings => view! { <FindingsView /> }.into_any(),
+                }}
+                <Show when=move || state.selected.with(Option::is_some)>
+                    <TensorDetail />
+                </Show>
+            </Show>
         </main>
     }
 }

@@ -1,0 +1,62 @@
+//! `io::BlobSource`: byte ranges of a `Blob` (a dropped `File`) via `slice(a, b).arrayBuffer()`.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use js_sys::Uint8Array;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::Blob;
+
+use crate::engine::range::ByteRange;
+
+/// A readable Blob and its length. Offsets are `u64`; `f64` holds them exactly up to 2^53 bytes.
+#[derive(Clone, Debug)]
+pub struct BlobSource {
+    blob: Blob,
+    len: u64,
+    bytes_read: Rc<Cell<u64>>,
+}
+
+impl BlobSource {
+    /// A source over `blob`.
+    pub fn new(blob: Blob) -> Self {
+        let len = blob.size() as u64;
+        BlobSource { blob, len, bytes_read: Rc::default() }
+    }
+
+    /// The blob's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the blob is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes read through this source (and its clones) so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read.get()
+    }
+
+    /// The bytes of `range` clamped to the blob: fewer (or none) past its end.
+    pub async fn read(&self, range: ByteRange) -> Result<Vec<u8>, String> {
+        let end = range.end.min(self.len);
+        if range.start >= end {
+            return Ok(Vec::new());
+        }
+        let slice = self.blob.slice_with_f64_and_f64(range.start as f64, end as f64).map_err(js_error)?;
+        let buf = JsFuture::from(slice.array_buffer()).await.map_err(js_error)?;
+        let bytes = Uint8Array::new(&buf).to_vec();
+        self.bytes_read.set(self.bytes_read.get() + bytes.len() as u64);
+        Ok(bytes)
+    }
+}
+
+/// A JS exception as text.
+pub fn js_error(e: JsValue) -> String {
+    e.as_string()
+        .or_else(|| js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()))
+        .unwrap_or_else(|| format!("{e:?}"))
+}

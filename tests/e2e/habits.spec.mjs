@@ -1,0 +1,69 @@
+// Habits: copy buttons, export report (the JSON of DESIGN.md, as the CLI prints it), themes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { serveDist, launch } from './helpers.mjs';
+import { Viewer, fixture } from './viewer.mjs';
+import { REPO } from './helpers.mjs';
+
+let srv;
+let browser;
+before(async () => {
+  srv = await serveDist();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+test('export report downloads the JSON report; it equals the CLI output but for file paths', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, srv.url);
+  await v.open();
+  const download = page.waitForEvent('download');
+  await page.locator('[data-testid=export-report]').click();
+  const d = await download;
+  const text = fs.readFileSync(await d.path(), 'utf8');
+  assert.ok(text.endsWith('}\n'));
+  const report = JSON.parse(text);
+  assert.equal(report.format, 'gguf');
+  assert.equal(report.tensors.length, 37);
+  assert.deepEqual(Object.keys(report), ['format', 'files', 'metadata', 'tensors', 'summary', 'findings']);
+  const cli = ['release', 'debug'].map((p) => path.join(REPO, 'target', p, 'tensorscope')).find((p) => fs.existsSync(p));
+  if (cli) {
+    const f = fixture('gguf_v3_le.gguf');
+    const out = execFileSync(cli, ['inspect', f, '--json'], { encoding: 'utf8' });
+    assert.equal(text, out.split(JSON.stringify(f)).join(JSON.stringify('gguf_v3_le.gguf')), 'byte for byte, paths aside');
+  }
+  assert.deepEqual(browser.errors, []);
+});
+
+test('copy buttons put the tensor name on the clipboard', async () => {
+  const { page, context } = browser;
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: srv.url });
+  const v = new Viewer(page, srv.url);
+  await v.open();
+  await v.selectTensor('blk.0.attn_q.weight');
+  await page.locator('[data-testid=tensor-detail] [data-testid=copy]').click();
+  await page.locator('[data-testid=tensor-detail] [data-testid=copy]').filter({ hasText: 'Copied' }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'blk.0.attn_q.weight');
+});
+
+test('themes follow the system and can be switched', async () => {
+  const { page } = browser;
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const v = new Viewer(page, srv.url);
+  await v.open();
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(await bg(), 'rgb(15, 18, 22)');
+  await page.locator('[data-testid=theme]').click(); // light
+  assert.equal(await bg(), 'rgb(255, 255, 255)');
+  await page.locator('[data-testid=theme]').click(); // dark
+  await page.emulateMedia({ colorScheme: 'light' });
+  assert.equal(await bg(), 'rgb(15, 18, 22)');
+  await page.locator('[data-testid=theme]').click(); // system
+  assert.equal(await bg(), 'rgb(255, 255, 255)');
+});

@@ -1,0 +1,64 @@
+// Tensor detail: a histogram (SVG) and stats for a chosen tensor, over a sample, the whole
+// tensor or an element range; block scales for quantized types; the .npy download matches numpy's.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { serveDist, launch, screenshot } from './helpers.mjs';
+import { Viewer, fixture } from './viewer.mjs';
+
+let srv;
+let browser;
+before(async () => {
+  srv = await serveDist();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+test('a chosen tensor shows a histogram, stats and block scales', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, srv.url);
+  await v.open();
+  await v.pick(fixture('gguf_all_types.gguf'));
+  await v.waitLoaded('gguf_all_types.gguf');
+  await v.selectTensor('t.Q4_K');
+  await v.waitHistogram();
+  assert.equal(await page.locator('[data-testid=histogram] svg rect').count(), 64);
+  const count = Number(await v.text('stat-count'));
+  assert.ok(count > 0);
+  await page.locator('[data-testid=scales-histogram]').waitFor();
+  // Element range.
+  await page.locator('[data-testid=range-input]').fill('10:20');
+  await page.locator('[data-testid=run-hist]').click();
+  await page.waitForFunction(() => /elements 10:20/.test(document.querySelector('[data-testid=hist-what]')?.textContent ?? ''));
+  assert.equal(await v.text('stat-count'), '10');
+  // Whole tensor.
+  await page.locator('[data-testid=sel-whole]').check();
+  await page.locator('[data-testid=run-hist]').click();
+  await page.waitForFunction(() => /whole tensor/.test(document.querySelector('[data-testid=hist-what]')?.textContent ?? ''));
+  assert.equal(Number(await v.text('stat-count')), count);
+  await page.locator('[data-testid=log-scale]').check();
+  await screenshot(page, 'tensor-detail');
+  assert.deepEqual(browser.errors, []);
+});
+
+test('the decoded tensor downloads as the same .npy numpy writes', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, srv.url);
+  await v.open();
+  await v.pick(fixture('gguf_all_types.gguf'));
+  await v.waitLoaded('gguf_all_types.gguf');
+  for (const name of ['t.Q4_K', 't.F16', 't.I32']) {
+    await v.selectTensor(name);
+    const download = page.waitForEvent('download');
+    await page.locator('[data-testid=download-npy]').click();
+    const d = await download;
+    assert.equal(d.suggestedFilename(), `${name}.npy`);
+    const got = fs.readFileSync(await d.path());
+    const want = fs.readFileSync(fixture('values', `gguf_all_types.gguf__${name}.npy`));
+    assert.ok(got.equals(want), `${name}.npy is byte for byte the reference`);
+  }
+  assert.deepEqual(browser.errors, []);
+});

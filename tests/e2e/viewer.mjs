@@ -1,0 +1,82 @@
+// Page object for the viewer, plus fixture builders shared by the specs.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO } from './helpers.mjs';
+
+export const FIXTURES = path.join(REPO, 'tests', 'fixtures');
+export const fixture = (...p) => path.join(FIXTURES, ...p);
+
+/** A fresh temp dir, removed by the returned cleanup. */
+export function tempDir() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tensorscope-spec-'));
+  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A safetensors file: `tensors` is [{name, dtype, shape, bytes}] and `metadata` an object. */
+export function safetensors(tensors, metadata, { pad = 0 } = {}) {
+  const header = {};
+  if (metadata) header.__metadata__ = metadata;
+  let off = 0;
+  for (const t of tensors) {
+    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [off, off + t.bytes.length] };
+    off += t.bytes.length;
+  }
+  let json = JSON.stringify(header);
+  const target = Math.max(pad, Math.ceil(Buffer.byteLength(json) / 8) * 8);
+  json = json + ' '.repeat(target - Buffer.byteLength(json));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  return Buffer.concat([len, Buffer.from(json), ...tensors.map((t) => t.bytes)]);
+}
+
+export class Viewer {
+  constructor(page, url) {
+    this.page = page;
+    this.url = url;
+  }
+  async open(hash = '') {
+    await this.page.goto(this.url + hash);
+    await this.page.locator('[data-testid=app]').waitFor({ timeout: 15_000 });
+    await this.waitLoaded();
+  }
+  /** Wait until a checkpoint is shown and no load is running. */
+  async waitLoaded(source) {
+    await this.page.locator('[data-testid=source]').waitFor({ timeout: 15_000 });
+    if (source) {
+      await this.page.waitForFunction(
+        (s) => document.querySelector('[data-testid=source]')?.textContent === s,
+        source,
+        { timeout: 15_000 },
+      );
+    }
+    await this.page.locator('[data-testid=loading]').waitFor({ state: 'detached', timeout: 30_000 });
+  }
+  async pick(files, testid = 'file-input') {
+    await this.page.locator(`[data-testid=${testid}]`).setInputFiles(files);
+  }
+  async tab(id) {
+    await this.page.locator(`[data-testid=tab-${id}]`).click();
+  }
+  rows() {
+    return this.page.locator('[data-testid=tensor-row]');
+  }
+  async rowNames() {
+    return this.page.locator('[data-testid=tensor-row]').evaluateAll((els) => els.map((e) => e.dataset.name));
+  }
+  async search(q) {
+    await this.page.locator('[data-testid=table-search]').fill(q);
+  }
+  async selectTensor(name) {
+    await this.tab('tensors');
+    await this.search(name);
+    await this.page.locator(`[data-testid=tensor-row][data-name="${name}"]`).click();
+    await this.page.locator('[data-testid=detail-name]').filter({ hasText: name }).waitFor();
+  }
+  async waitHistogram() {
+    await this.page.locator('[data-testid=histogram]').waitFor({ timeout: 60_000 });
+  }
+  text(testid) {
+    return this.page.locator(`[data-testid=${testid}]`).first().textContent();
+  }
+}
