@@ -193,3 +193,15 @@ fn viewer_rows_filter_sort_and_group() {
     assert_eq!(groups.iter().map(|g| g.layer).collect::<Vec<_>>(), [Some(2), Some(10), None]);
     assert_eq!((groups[0].params, groups[0].bytes), (80, 320));
 }
+
+#[test]
+fn metadata_remembers_its_file_and_files_their_byte_order() {
+    let (a, b) = (split(0, 2, 2, &["a"]), split(1, 2, 2, &["b"]));
+    let mut be = Gguf::header_be(3, 0, 1);
+    be.kv_u32("x", 1);
+    let cp = open_all(&[("m-00001-of-00002.gguf", &a), ("m-00002-of-00002.gguf", &b)]);
+    assert_eq!(cp.meta_file.len(), cp.metadata.len());
+    assert!(cp.meta_file.iter().all(|&f| f == 0), "the first file holds every key");
+    assert_eq!(cp.big_endian, [false, false]);
+    assert_eq!(open_one("be.gguf", &be.build()).big_endian, [true]);
+}

@@ -93,6 +93,10 @@ pub struct Checkpoint {
     pub files: Vec<FileInfo>,
     /// Keys in file order (for a set: the first file's keys, then keys only later files hold).
     pub metadata: Vec<(String, MetaValue)>,
+    /// For each metadata entry, the index of the file it was read from.
+    pub meta_file: Vec<usize>,
+    /// For each file, whether its numbers are big-endian (only GGUF files can be).
+    pub big_endian: Vec<bool>,
     /// Tensors in file order, file by file.
     pub tensors: Vec<Tensor>,
     pub findings: Vec<Finding>,

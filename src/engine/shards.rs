@@ -77,7 +77,15 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
         safetensors_set(st, indexes)
     } else {
         findings.push(Finding::error(rules::NO_CHECKPOINT, "no safetensors or GGUF file among the files given"));
-        Checkpoint { format: Format::Safetensors, files: vec![], metadata: vec![], tensors: vec![], findings: vec![] }
+        Checkpoint {
+            format: Format::Safetensors,
+            files: vec![],
+            metadata: vec![],
+            meta_file: vec![],
+            big_endian: vec![],
+            tensors: vec![],
+            findings: vec![],
+        }
     };
     findings.append(&mut cp.findings);
     cp.findings = findings;
@@ -91,6 +99,7 @@ fn safetensors_set(
     files.sort_by(|a, b| base_name(&a.0.path).cmp(base_name(&b.0.path)));
     let mut findings = Vec::new();
     let mut metadata: Vec<(String, MetaValue)> = Vec::new();
+    let mut meta_file = Vec::new();
     let mut tensors = Vec::new();
     let mut infos = Vec::new();
     for (i, (info, h)) in files.into_iter().enumerate() {
@@ -98,6 +107,7 @@ fn safetensors_set(
         for (k, v) in h.metadata {
             if !metadata.iter().any(|(mk, _)| *mk == k) {
                 metadata.push((k, MetaValue::Text(v)));
+                meta_file.push(i);
             }
         }
         for t in h.tensors {
@@ -127,7 +137,8 @@ fn safetensors_set(
         Some((info, index)) => check_index(&info, index, &tensors, &infos, &mut findings),
         None => check_shard_names(&infos, &mut findings),
     }
-    Checkpoint { format: Format::Safetensors, files: infos, metadata, tensors, findings }
+    let big_endian = vec![false; infos.len()];
+    Checkpoint { format: Format::Safetensors, files: infos, metadata, meta_file, big_endian, tensors, findings }
 }
 
 /// A tensor name used in two files (each file's own duplicates are its header's findings).
@@ -281,10 +292,13 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
     let mut findings = Vec::new();
     check_split(&files, &mut findings);
     let mut metadata: Vec<(String, MetaValue)> = Vec::new();
+    let mut meta_file = Vec::new();
+    let mut big_endian = Vec::new();
     let mut tensors = Vec::new();
     let mut infos = Vec::new();
     for (i, (info, h)) in files.into_iter().enumerate() {
         let data_start = h.data_start;
+        big_endian.push(h.big_endian);
         for t in &h.tensors {
             tensors.push(Tensor {
                 name: t.name.clone(),
@@ -298,13 +312,14 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
         for (k, v) in h.metadata {
             if !metadata.iter().any(|(mk, _)| *mk == k) {
                 metadata.push((k, MetaValue::Gguf(v)));
+                meta_file.push(i);
             }
         }
         findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));
         infos.push(info);
     }
     duplicate_names(&tensors, &infos, &mut findings);
-    let mut cp = Checkpoint { format: Format::Gguf, files: infos, metadata, tensors, findings };
+    let mut cp = Checkpoint { format: Format::Gguf, files: infos, metadata, meta_file, big_endian, tensors, findings };
     let naming = naming::check(&cp);
     cp.findings.extend(naming);
     cp
