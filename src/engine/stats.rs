@@ -66,7 +66,6 @@ impl Stats {
             return Stats::default();
         };
         let (mut lo, mut hi) = ([first; LANES], [first; LANES]);
-        let mut zero = [0u32; LANES];
         let (mut sum, mut sq) = (0f64, 0f64);
         let mut runs = values.chunks_exact(RUN);
         for run in &mut runs {
@@ -76,7 +75,6 @@ impl Stats {
                     let v = c[i];
                     lo[i] = if v < lo[i] { v } else { lo[i] };
                     hi[i] = if v > hi[i] { v } else { hi[i] };
-                    zero[i] += u32::from(v == 0.0);
                     let d = v - first;
                     s[i] += d;
                     q[i] += d * d;
@@ -85,12 +83,11 @@ impl Stats {
             sum += s.iter().map(|&x| f64::from(x)).sum::<f64>();
             sq += q.iter().map(|&x| f64::from(x)).sum::<f64>();
         }
-        let mut zeros: u64 = zero.iter().map(|&z| u64::from(z)).sum();
+        let zeros = values.iter().filter(|&&v| v == 0.0).count() as u64;
         let (mut min, mut max) = (lo.iter().copied().fold(first, f32::min), hi.iter().copied().fold(first, f32::max));
         for &v in runs.remainder() {
             min = min.min(v);
             max = max.max(v);
-            zeros += u64::from(v == 0.0);
             let d = f64::from(v) - f64::from(first);
             sum += d;
             sq += d * d;
