@@ -4,21 +4,8 @@
 
 mod common;
 
+use common::Rng;
 use tensorscope::engine::fuzz::{assemble_split, decode_as, decode_values};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
     let mut b = base.to_vec();

@@ -281,13 +281,8 @@ fn invalid_utf8_and_odd_bools_are_reported() {
 fn every_mutation_of_a_file_is_survived() {
     // A deterministic smoke fuzz: flip, cut and overwrite bytes of a real header.
     let base = std::fs::read(fixtures().join("gguf_v3_le.gguf")).unwrap();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15u64);
+    let mut next = || rng.next();
     for _ in 0..3000 {
         let mut b = base.clone();
         for _ in 0..1 + next() % 4 {

@@ -141,13 +141,8 @@ fn entries_out_of_order_in_the_header_are_fine() {
 #[test]
 fn every_mutation_of_a_file_is_survived() {
     let base = std::fs::read(fixtures().join("st_exotic_dtypes.safetensors")).unwrap();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = Rng(0x2545_f491_4f6c_dd1du64);
+    let mut next = || rng.next();
     for _ in 0..3000 {
         let mut b = base.clone();
         for _ in 0..1 + next() % 4 {

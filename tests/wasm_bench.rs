@@ -8,6 +8,9 @@ use tensorscope::engine::gguf::GgmlType;
 use tensorscope::engine::histogram::Histogram;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
 
+#[path = "bench/input.rs"]
+mod input;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 const INPUT_BYTES: usize = 16 << 20;
@@ -17,25 +20,8 @@ fn now_ms() -> f64 {
     js_sys::Date::now()
 }
 
-fn input(codec: &BlockCodec) -> Vec<u8> {
-    let blocks = INPUT_BYTES / codec.block_bytes;
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut b: Vec<u8> = (0..blocks * codec.block_bytes)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect();
-    for pair in b.chunks_exact_mut(2) {
-        pair[1] &= 0x3b;
-    }
-    b
-}
-
 fn run(name: &str, codec: BlockCodec) {
-    let data = input(&codec);
+    let data = input::blocks(&codec, INPUT_BYTES);
     let batch_bytes = (BATCH_ELEMS / codec.block_elems).max(1) * codec.block_bytes;
     let mut values = vec![0f32; batch_bytes / codec.block_bytes * codec.block_elems];
     let total = (data.len() / codec.block_bytes * codec.block_elems) as f64;

@@ -7,6 +7,9 @@ fn main() {
     native::main();
 }
 
+#[cfg(not(target_arch = "wasm32"))]
+mod input;
+
 /// The benchmark proper, for the host only.
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
@@ -22,27 +25,8 @@ mod native {
     /// Values decoded per batch, as the scan does.
     const BATCH_ELEMS: usize = 1 << 14;
 
-    /// Deterministic bytes whose f16 fields are finite, so scales look like real ones.
-    fn input(codec: &BlockCodec) -> Vec<u8> {
-        let blocks = INPUT_BYTES / codec.block_bytes;
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut b: Vec<u8> = (0..blocks * codec.block_bytes)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect();
-        // Keep every byte pair's high byte below 0x7c: f16 fields stay finite.
-        for pair in b.chunks_exact_mut(2) {
-            pair[1] &= 0x3b;
-        }
-        b
-    }
-
     fn run(name: &str, codec: BlockCodec) {
-        let data = input(&codec);
+        let data = super::input::blocks(&codec, INPUT_BYTES);
         let batch_bytes = (BATCH_ELEMS / codec.block_elems).max(1) * codec.block_bytes;
         let mut values = vec![0f32; batch_bytes / codec.block_bytes * codec.block_elems];
         let values_total = (data.len() / codec.block_bytes * codec.block_elems) as f64;

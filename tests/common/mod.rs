@@ -149,3 +149,20 @@ pub fn safetensors(header: &str, data_len: usize) -> Vec<u8> {
     b.resize(b.len() + data_len, 0);
     b
 }
+
+/// A small deterministic xorshift generator for mutation tests.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}

@@ -50,25 +50,17 @@ impl ArrayItemsDecoder {
     }
 
     fn read_item(&self, r: &mut Reader<'_>) -> Result<Value, Short> {
+        if let Some(v) = r.fixed_value(self.item_type)? {
+            return Ok(v);
+        }
         Ok(match self.item_type {
-            ValueType::U8 => Value::U8(r.u8()?),
-            ValueType::I8 => Value::I8(r.i8()?),
-            ValueType::U16 => Value::U16(r.u16()?),
-            ValueType::I16 => Value::I16(r.i16()?),
-            ValueType::U32 => Value::U32(r.u32()?),
-            ValueType::I32 => Value::I32(r.i32()?),
-            ValueType::F32 => Value::F32(r.f32()?),
-            ValueType::U64 => Value::U64(r.u64()?),
-            ValueType::I64 => Value::I64(r.i64()?),
-            ValueType::F64 => Value::F64(r.f64()?),
-            ValueType::Bool => Value::Bool(r.u8()? != 0),
             ValueType::String => {
                 let left = self.span.end.saturating_sub(self.window.base() + r.pos() + 8);
                 let keep = self.index >= self.first;
                 let s = r.string_bytes("string", left)?;
                 Value::String(if keep { String::from_utf8_lossy(s).into_owned() } else { String::new() })
             }
-            ValueType::Array => unreachable!("nested arrays yield no items"),
+            _ => unreachable!("nested arrays yield no items; fixed-size items are read above"),
         })
     }
 }

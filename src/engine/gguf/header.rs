@@ -440,7 +440,7 @@ impl HeaderDecoder {
                 if kept + keep.len() >= ARRAY_ITEMS_KEPT {
                     break;
                 }
-                match scalar_item(&mut r, item_type) {
+                match r.fixed_value(item_type).map(|v| v.expect("string and array items are read above")) {
                     Ok(v) => Some(v),
                     Err(s) => {
                         if done == 0 {
@@ -744,16 +744,6 @@ fn scalar(
     findings: &mut Vec<Finding>,
 ) -> Result<Value, Outcome> {
     let v = match vt {
-        ValueType::U8 => Value::U8(r.u8()?),
-        ValueType::I8 => Value::I8(r.i8()?),
-        ValueType::U16 => Value::U16(r.u16()?),
-        ValueType::I16 => Value::I16(r.i16()?),
-        ValueType::U32 => Value::U32(r.u32()?),
-        ValueType::I32 => Value::I32(r.i32()?),
-        ValueType::F32 => Value::F32(r.f32()?),
-        ValueType::U64 => Value::U64(r.u64()?),
-        ValueType::I64 => Value::I64(r.i64()?),
-        ValueType::F64 => Value::F64(r.f64()?),
         ValueType::Bool => {
             let b = r.u8()?;
             if b > 1 {
@@ -773,6 +763,7 @@ fn scalar(
             Value::String(text(s, at, "string", findings))
         }
         ValueType::Array => unreachable!("arrays are read by frames"),
+        fixed => r.fixed_value(fixed)?.expect("a fixed-size type"),
     };
     Ok(v)
 }
@@ -786,21 +777,4 @@ fn text(bytes: &[u8], at: u64, what: &str, findings: &mut Vec<Finding>) -> Strin
             String::from_utf8_lossy(bytes).into_owned()
         }
     }
-}
-
-fn scalar_item(r: &mut Reader<'_>, vt: ValueType) -> Result<Value, Short> {
-    Ok(match vt {
-        ValueType::U8 => Value::U8(r.u8()?),
-        ValueType::I8 => Value::I8(r.i8()?),
-        ValueType::U16 => Value::U16(r.u16()?),
-        ValueType::I16 => Value::I16(r.i16()?),
-        ValueType::U32 => Value::U32(r.u32()?),
-        ValueType::I32 => Value::I32(r.i32()?),
-        ValueType::F32 => Value::F32(r.f32()?),
-        ValueType::U64 => Value::U64(r.u64()?),
-        ValueType::I64 => Value::I64(r.i64()?),
-        ValueType::F64 => Value::F64(r.f64()?),
-        ValueType::Bool => Value::Bool(r.u8()? != 0),
-        ValueType::String | ValueType::Array => unreachable!("read by the caller"),
-    })
 }

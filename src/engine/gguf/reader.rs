@@ -1,5 +1,7 @@
 //! A bounds-checked reader over buffered GGUF bytes, in either byte order.
 
+use super::value::{Value, ValueType};
+
 /// Why an item could not be read from the buffered bytes.
 #[derive(Debug, PartialEq)]
 pub enum Short {
@@ -57,6 +59,24 @@ impl<'a> Reader<'a> {
     read_num!(i64, i64);
     read_num!(f32, f32);
     read_num!(f64, f64);
+
+    /// A fixed-size value of type `vt`, or `None` for strings and arrays (read by the caller).
+    pub fn fixed_value(&mut self, vt: ValueType) -> Result<Option<Value>, Short> {
+        Ok(Some(match vt {
+            ValueType::U8 => Value::U8(self.u8()?),
+            ValueType::I8 => Value::I8(self.i8()?),
+            ValueType::U16 => Value::U16(self.u16()?),
+            ValueType::I16 => Value::I16(self.i16()?),
+            ValueType::U32 => Value::U32(self.u32()?),
+            ValueType::I32 => Value::I32(self.i32()?),
+            ValueType::F32 => Value::F32(self.f32()?),
+            ValueType::U64 => Value::U64(self.u64()?),
+            ValueType::I64 => Value::I64(self.i64()?),
+            ValueType::F64 => Value::F64(self.f64()?),
+            ValueType::Bool => Value::Bool(self.u8()? != 0),
+            ValueType::String | ValueType::Array => return Ok(None),
+        }))
+    }
 
     /// A `u64`-length-prefixed string's bytes, refusing lengths over `max`.
     pub fn string_bytes(&mut self, what: &'static str, max: u64) -> Result<&'a [u8], Short> {
