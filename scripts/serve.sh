@@ -10,4 +10,6 @@ port="${PORT:-8080}"
 host="${HOST:-127.0.0.1}"
 echo
 echo "Tensorscope viewer: http://localhost:$port/"
+echo "  open by URL:  http://localhost:$port/?url=https://…/model.gguf  (repeatable; hf://owner/repo/file works)"
+echo "  embed demo:   http://localhost:$port/model-card.html"
 exec node tests/e2e/server.mjs --root dist --port "$port" --host "$host" "$@"

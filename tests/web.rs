@@ -10,7 +10,7 @@ use tensorscope::engine::range::ByteRange;
 use tensorscope::io::entries::Input;
 use tensorscope::io::open::open_inputs;
 use tensorscope::io::values::{array_items, histogram, npy_blob};
-use tensorscope::io::{BlobSource, Cancel, DriveError};
+use tensorscope::io::{BlobSource, Cancel, DriveError, Source};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -77,7 +77,7 @@ async fn opening_reports_progress_and_can_be_cancelled() {
 #[wasm_bindgen_test]
 async fn histograms_and_npy_match_the_engine() {
     let cp = open("gguf_all_types.gguf", ALL_TYPES).await;
-    let src = BlobSource::new(blob(ALL_TYPES));
+    let src = Source::from(BlobSource::new(blob(ALL_TYPES)));
     let t = cp.tensor("t.Q4_K").unwrap();
     let mut last = (0, 0);
     let sink = histogram(t, &src, &Selection::Whole, true, &Cancel::new(), |d, n| last = (d, n)).await.unwrap();
@@ -97,7 +97,8 @@ async fn array_items_past_the_kept_ones_are_read_on_demand() {
     else {
         panic!("tokens are an array")
     };
-    let items = array_items(a, &BlobSource::new(blob(GGUF)), 0, a.len, &Cancel::new()).await.unwrap();
+    let items =
+        array_items(a, &Source::from(BlobSource::new(blob(GGUF))), false, 0, a.len, &Cancel::new()).await.unwrap();
     assert_eq!(items.len() as u64, a.len);
     assert_eq!(items[..a.items.len()], a.items[..]);
 }

@@ -1,6 +1,7 @@
 //! The platform-free, sans-IO engine: no I/O, no async, no web APIs.
 
 pub mod check;
+pub mod check_report;
 pub mod decode;
 pub mod findings;
 pub mod fuzz;

@@ -93,3 +93,44 @@ pub fn set_theme(theme: Option<&str>) {
         None => html.remove_attribute("data-theme"),
     };
 }
+
+/// The values of query parameter `key` in the page's URL (`?url=a&url=b`), decoded.
+pub fn query_values(key: &str) -> Vec<String> {
+    let search = window().ok().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (k == key).then(|| crate::engine::viewer::percent_decode(&v.replace('+', " ")))?
+        })
+        .collect()
+}
+
+/// Whether the page's URL has query parameter `key` (with or without a value).
+pub fn has_query(key: &str) -> bool {
+    let search = window().ok().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    search.trim_start_matches('?').split('&').any(|kv| kv.split('=').next() == Some(key))
+}
+
+/// Replace the page's query with `?url=…` for each of `urls` (keeping `embed`), so the view can be
+/// shared or reloaded; no query when `urls` is empty.
+pub fn set_query_urls(urls: &[String]) {
+    let Ok(w) = window() else { return };
+    let mut q: Vec<String> = urls.iter().map(|u| format!("url={}", crate::engine::viewer::percent_encode(u))).collect();
+    if has_query("embed") {
+        q.insert(0, "embed".into());
+    }
+    let l = w.location();
+    let query = if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) };
+    let url = format!("{}{query}{}", l.pathname().unwrap_or_default(), l.hash().unwrap_or_default());
+    if let Ok(h) = w.history() {
+        let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
+/// The text of a Blob (a dropped file of expected hashes).
+pub async fn blob_text(blob: &Blob) -> Result<String, String> {
+    let t = JsFuture::from(blob.text()).await.map_err(js_error)?;
+    t.as_string().ok_or_else(|| "not text".to_owned())
+}

@@ -1,4 +1,4 @@
-//! The async driver: runs a sans-IO decoder over a [`BlobSource`], yielding to the browser.
+//! The async driver: runs a sans-IO decoder over a [`Source`] (Blob or HTTP), yielding to the browser.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -6,7 +6,7 @@ use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::blob::BlobSource;
+use super::source::Source;
 use crate::engine::range::ByteRange;
 use crate::engine::step::{Decoder, Step, CHUNK_BYTES};
 
@@ -82,12 +82,39 @@ pub fn now_ms() -> f64 {
     web_sys::window().and_then(|w| w.performance()).map_or_else(js_sys::Date::now, |p| p.now())
 }
 
-/// Let the browser run (render, handle input) before continuing: a `setTimeout(0)` promise.
+thread_local! {
+    /// One `MessageChannel` for every yield, and the resolvers waiting on it.
+    static YIELD: (Option<web_sys::MessageChannel>, std::cell::RefCell<Vec<js_sys::Function>>) = {
+        let ch = web_sys::MessageChannel::new().ok();
+        if let Some(ch) = &ch {
+            let wake = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(|| {
+                let waiting = YIELD.with(|y| std::mem::take(&mut *y.1.borrow_mut()));
+                for r in waiting {
+                    let _ = r.call0(&wasm_bindgen::JsValue::NULL);
+                }
+            });
+            ch.port1().set_onmessage(Some(wake.as_ref().unchecked_ref()));
+            wake.forget();
+        }
+        (ch, std::cell::RefCell::new(Vec::new()))
+    };
+}
+
+/// Let the browser run (render, handle input) before continuing: a message to ourselves
+/// through a `MessageChannel` (a task, like `setTimeout(0)` without its 4 ms clamp).
 pub async fn yield_now() {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback(resolve.unchecked_ref());
-        }
+        YIELD.with(|(ch, waiting)| match ch {
+            Some(ch) => {
+                waiting.borrow_mut().push(resolve);
+                let _ = ch.port2().post_message(&wasm_bindgen::JsValue::NULL);
+            }
+            None => {
+                if let Some(w) = web_sys::window() {
+                    let _ = w.set_timeout_with_callback(resolve.unchecked_ref());
+                }
+            }
+        })
     });
     let _ = JsFuture::from(promise).await;
 }
@@ -122,7 +149,7 @@ impl Pacer {
 /// stops with [`DriveError::Cancelled`] once `cancel` is set.
 pub async fn drive<D: Decoder>(
     mut decoder: D,
-    src: &BlobSource,
+    src: &Source,
     opts: DriveOpts,
     cancel: &Cancel,
     mut after_feed: impl FnMut(&mut D, u64),

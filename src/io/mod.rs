@@ -1,14 +1,19 @@
-//! Browser I/O: byte sources over `File.slice()` blobs, feeding the engine's decoders.
+//! Browser I/O: byte sources over `File.slice()` blobs and HTTP ranges, feeding the engine's decoders.
 //!
-//! [`BlobSource`] reads byte ranges of a `Blob`; [`driver::drive`] runs any engine decoder over
-//! it, yielding to the browser between chunks, reporting progress and honouring a [`Cancel`].
+//! [`BlobSource`] reads byte ranges of a `Blob`, [`HttpSource`] of a URL (`Range` requests);
+//! [`Source`] is either; [`driver::drive`] runs any engine decoder over one, yielding to the
+//! browser between chunks, reporting progress and honouring a [`Cancel`].
 
 pub mod blob;
 pub mod browser;
 pub mod driver;
 pub mod entries;
+pub mod http;
 pub mod open;
+pub mod source;
 pub mod values;
 
 pub use blob::BlobSource;
 pub use driver::{drive, Cancel, DriveError, DriveOpts};
+pub use http::{HttpSource, Meter};
+pub use source::Source;

@@ -1,8 +1,8 @@
 //! Reading a tensor's values: the browser twin of `cli::values` (histograms and `.npy`).
 
-use super::blob::BlobSource;
 use super::browser;
 use super::driver::{drive, Cancel, DriveError, DriveOpts};
+use super::source::Source;
 use crate::engine::decode::codec_for;
 use crate::engine::gguf::{Array, ArrayItemsDecoder, Value};
 use crate::engine::model::Tensor;
@@ -45,7 +45,7 @@ fn opts(sel: &Selection) -> DriveOpts {
 /// selected values of `t`. `progress(done, total)` is in bytes of the plan.
 pub async fn histogram(
     t: &Tensor,
-    src: &BlobSource,
+    src: &Source,
     sel: &Selection,
     scales: bool,
     cancel: &Cancel,
@@ -70,7 +70,7 @@ pub async fn histogram(
 /// The whole tensor as a `.npy` Blob (float32 for float and quantized types).
 pub async fn npy_blob(
     t: &Tensor,
-    src: &BlobSource,
+    src: &Source,
     cancel: &Cancel,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<web_sys::Blob, ValuesError> {
@@ -98,14 +98,16 @@ pub async fn npy_blob(
     browser::blob_of(&parts, "application/octet-stream").map_err(|e| ValuesError::Drive(DriveError::Read(e)))
 }
 
-/// Items `first..first + count` of a metadata array, read from the file holding it.
+/// Items `first..first + count` of a metadata array, read from the file holding it (`src`,
+/// big-endian when `big_endian`: see `Checkpoint::meta_file` and `Checkpoint::big_endian`).
 pub async fn array_items(
     array: &Array,
-    src: &BlobSource,
+    src: &Source,
+    big_endian: bool,
     first: u64,
     count: u64,
     cancel: &Cancel,
 ) -> Result<Vec<Value>, DriveError> {
-    let d = ArrayItemsDecoder::new(array, false, first, count);
+    let d = ArrayItemsDecoder::new(array, big_endian, first, count);
     drive(d, src, DriveOpts::default(), cancel, |_, _| {}).await
 }

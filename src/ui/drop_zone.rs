@@ -43,6 +43,13 @@ pub fn DropZone() -> impl IntoView {
             }
         });
     };
+    let url_text = RwSignal::new(String::new());
+    let open_url = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let urls: Vec<String> = url_text.get_untracked().split_whitespace().map(str::to_owned).collect();
+        crate::io::browser::set_query_urls(&urls);
+        state.open_urls(urls);
+    };
     view! {
         <section
             class="drop"
@@ -87,6 +94,17 @@ pub fn DropZone() -> impl IntoView {
                     })
                     .collect_view()}
             </div>
+            <form class="url-form" data-testid="url-form" on:submit=open_url>
+                <input
+                    type="text"
+                    data-testid="url-input"
+                    placeholder="https://…/model.safetensors, …/model.safetensors.index.json or hf://owner/repo/file.gguf"
+                    aria-label="Checkpoint URL"
+                    prop:value=move || url_text.get()
+                    on:input=move |ev| url_text.set(event_target_value(&ev))
+                />
+                <button type="submit" data-testid="url-open">"Open URL"</button>
+            </form>
         </section>
     }
 }

@@ -17,7 +17,11 @@ const SHOWN: usize = 200;
 
 /// One array: a preview line, and a searchable item list when expanded.
 #[component]
-pub fn MetaArray(array: Array) -> impl IntoView {
+pub fn MetaArray(
+    array: Array,
+    /// The file the array was read from.
+    file: usize,
+) -> impl IntoView {
     let state = AppState::get();
     let open = RwSignal::new(false);
     let items: RwSignal<Option<Arc<Vec<Value>>>> = RwSignal::new(None);
@@ -36,11 +40,13 @@ pub fn MetaArray(array: Array) -> impl IntoView {
                 items.set(Some(Arc::new(array.items.clone())));
                 return;
             }
-            // GGUF metadata is read from the first file of a set.
-            let Some(src) = state.source(0) else { return };
+            // Read from the file holding the key, in that file's byte order.
+            let Some(src) = state.source(file) else { return };
+            let big_endian = state.cp.with_untracked(|cp| cp.as_ref().and_then(|c| c.big_endian.get(file).copied()));
+            let big_endian = big_endian.unwrap_or(false);
             let array = array.clone();
             spawn_local(async move {
-                match array_items(&array, &src, 0, array.len, &Cancel::new()).await {
+                match array_items(&array, &src, big_endian, 0, array.len, &Cancel::new()).await {
                     Ok(v) => items.set(Some(Arc::new(v))),
                     Err(e) => error.set(Some(e.to_string())),
                 }

@@ -29,11 +29,13 @@ pub fn MetadataView() -> impl IntoView {
         let rows = cp
             .metadata
             .iter()
-            .filter(|(k, _)| f.is_empty() || k.to_lowercase().contains(&f))
-            .map(|(k, v)| {
+            .enumerate()
+            .filter(|(_, (k, _))| f.is_empty() || k.to_lowercase().contains(&f))
+            .map(|(i, (k, v))| {
+                let file = cp.meta_file.get(i).copied().unwrap_or(0);
                 let value = match v {
                     MetaValue::Text(s) => view! { <MetaText text=s.clone() /> }.into_any(),
-                    MetaValue::Gguf(Value::Array(a)) => view! { <MetaArray array=a.clone() /> }.into_any(),
+                    MetaValue::Gguf(Value::Array(a)) => view! { <MetaArray array=a.clone() file=file /> }.into_any(),
                     MetaValue::Gguf(Value::String(s)) => view! { <MetaText text=s.clone() /> }.into_any(),
                     MetaValue::Gguf(v) => view! { <span data-testid="meta-text">{value_text(v)}</span> }.into_any(),
                 };

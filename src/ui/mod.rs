@@ -1,5 +1,6 @@
 //! The Leptos viewer. Components only, one per file: logic lives in the engine.
 
+mod check_panel;
 mod copy_button;
 mod drop_zone;
 mod export_button;
@@ -16,6 +17,7 @@ mod theme_toggle;
 
 use leptos::prelude::*;
 
+pub use check_panel::CheckPanel;
 pub use copy_button::CopyButton;
 pub use drop_zone::DropZone;
 pub use export_button::ExportButton;
@@ -31,25 +33,41 @@ pub use theme_toggle::ThemeToggle;
 
 use state::{AppState, Tab, SAMPLES};
 
-/// The root component of the viewer: opens the first built-in sample on load.
+/// The root component of the viewer: opens the URLs of `?url=` (repeatable), or else the first
+/// built-in sample, on load.
 #[component]
 pub fn App() -> impl IntoView {
-    view! { <Viewer sample=SAMPLES[0] /> }
+    view! { <Viewer sample=SAMPLES[0] urls=crate::io::browser::query_values("url") /> }
 }
 
-/// The viewer; opens `sample` (a file in `www/samples/`) on load when given.
+/// The viewer; opens `urls` on load, else `sample` (a file in `www/samples/`) when given.
 #[component]
-pub fn Viewer(#[prop(optional)] sample: Option<&'static str>) -> impl IntoView {
+pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] urls: Vec<String>) -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
-    if let Some(name) = sample {
+    if !urls.is_empty() {
+        state.open_urls(urls);
+    } else if let Some(name) = sample.filter(|_| !state.embed) {
         state.open_sample(name);
     }
     let hash_listener = window_event_listener(leptos::ev::hashchange, move |_| state.follow_hash());
     on_cleanup(move || hash_listener.remove());
     let has_cp = move || state.cp.with(Option::is_some);
+    let tabs: &'static [Tab] = if state.embed { &Tab::EMBED } else { &Tab::ALL };
+    let full_link = move || {
+        let l = web_sys::window().map(|w| w.location());
+        let href = l.and_then(|l| Some(format!("{}{}", l.pathname().ok()?, l.search().ok()?))).unwrap_or_default();
+        href.replacen("?embed&", "?", 1).replacen("?embed", "", 1)
+    };
     view! {
-        <main data-testid="app">
+        <main data-testid="app" class:embed=state.embed>
+            <Show when=move || state.embed>
+                <header class="embed-top">
+                    <strong>"Tensorscope"</strong>
+                    <a data-testid="open-full" href=full_link target="_blank" rel="noopener">"Open in full viewer ↗"</a>
+                </header>
+            </Show>
+            <Show when=move || !state.embed>
             <header class="top">
                 <div>
                     <h1>"Tensorscope"</h1>
@@ -61,6 +79,7 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>) -> impl IntoView {
                 </div>
             </header>
             <DropZone />
+            </Show>
             <Show when=move || state.loading.with(Option::is_some)>
                 <div class="panel" data-testid="loading">
                     {move || {
@@ -80,10 +99,20 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>) -> impl IntoView {
                 <p class="panel sev-error" data-testid="error" role="alert">{move || state.error.get()}</p>
             </Show>
             <Show when=has_cp>
-                <p class="source" data-testid="source">{move || state.label.get()}</p>
+                <p class="source">
+                    <span data-testid="source">{move || state.label.get()}</span>
+                    {move || state.transferred.get().map(|(bytes, requests)| view! {
+                        " "
+                        <span class="muted" data-testid="transferred" data-bytes=bytes.to_string()
+                            data-requests=requests.to_string()>
+                            {format!("· {} transferred in {requests} requests", crate::engine::view::human_bytes(bytes))}
+                        </span>
+                    })}
+                </p>
                 <nav class="tabs" role="tablist">
-                    {Tab::ALL
-                        .into_iter()
+                    {tabs
+                        .iter()
+                        .copied()
                         .map(|t| {
                             view! {
                                 <button
@@ -112,6 +141,7 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>) -> impl IntoView {
                     Tab::Tensors => view! { <TensorTable /> }.into_any(),
                     Tab::Metadata => view! { <MetadataView /> }.into_any(),
                     Tab::Findings => view! { <FindingsView /> }.into_any(),
+                    Tab::Check => view! { <CheckPanel /> }.into_any(),
                 }}
                 <Show when=move || state.selected.with(Option::is_some)>
                     <TensorDetail />

@@ -9,8 +9,8 @@ use crate::engine::model::Checkpoint;
 use crate::engine::viewer::{permalink, permalink_tensor};
 use crate::io::browser;
 use crate::io::entries::Input;
-use crate::io::open::{open_inputs, OpenProgress};
-use crate::io::{BlobSource, Cancel, DriveError};
+use crate::io::open::{open_sources, open_urls, OpenProgress};
+use crate::io::{BlobSource, Cancel, DriveError, Meter, Source};
 
 /// The built-in samples shipped in `www/samples/`; the first opens on load.
 pub const SAMPLES: [&str; 3] = ["gguf_v3_le.gguf", "gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors"];
@@ -22,16 +22,20 @@ pub enum Tab {
     Tensors,
     Metadata,
     Findings,
+    Check,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 4] = [Tab::Summary, Tab::Tensors, Tab::Metadata, Tab::Findings];
+    pub const ALL: [Tab; 5] = [Tab::Summary, Tab::Tensors, Tab::Metadata, Tab::Findings, Tab::Check];
+    /// The tabs of the compact embed mode.
+    pub const EMBED: [Tab; 2] = [Tab::Summary, Tab::Tensors];
     pub fn label(self) -> &'static str {
         match self {
             Tab::Summary => "Summary",
             Tab::Tensors => "Tensors",
             Tab::Metadata => "Metadata",
             Tab::Findings => "Findings",
+            Tab::Check => "Check",
         }
     }
     pub fn id(self) -> &'static str {
@@ -40,6 +44,7 @@ impl Tab {
             Tab::Tensors => "tensors",
             Tab::Metadata => "metadata",
             Tab::Findings => "findings",
+            Tab::Check => "check",
         }
     }
 }
@@ -48,10 +53,14 @@ impl Tab {
 #[derive(Clone, Copy)]
 pub struct AppState {
     pub cp: RwSignal<Option<Arc<Checkpoint>>>,
-    /// Where the open checkpoint came from ("sample: x.gguf", "3 files").
+    /// Where the open checkpoint came from ("sample: x.gguf", "3 files", a URL).
     pub label: RwSignal<String>,
     /// The files of the open checkpoint by path (Blobs cannot leave the main thread).
-    pub sources: StoredValue<Vec<(String, BlobSource)>, LocalStorage>,
+    pub sources: StoredValue<Vec<(String, Source)>, LocalStorage>,
+    /// Bytes and requests transferred over the network for the open checkpoint (None: local files).
+    pub transferred: RwSignal<Option<(u64, u64)>>,
+    /// The compact embed mode (`?embed`): summary, quant mix, tensor table, histogram.
+    pub embed: bool,
     pub loading: RwSignal<Option<OpenProgress>>,
     pub error: RwSignal<Option<String>>,
     pub tab: RwSignal<Tab>,
@@ -66,6 +75,8 @@ impl AppState {
             cp: RwSignal::new(None),
             label: RwSignal::new(String::new()),
             sources: StoredValue::new_local(Vec::new()),
+            transferred: RwSignal::new(None),
+            embed: browser::has_query("embed"),
             loading: RwSignal::new(None),
             error: RwSignal::new(None),
             tab: RwSignal::new(Tab::Summary),
@@ -80,38 +91,86 @@ impl AppState {
     }
 
     /// The source of file `file` of the open checkpoint.
-    pub fn source(&self, file: usize) -> Option<BlobSource> {
+    pub fn source(&self, file: usize) -> Option<Source> {
         let path =
             self.cp.with_untracked(|cp| cp.as_ref().and_then(|cp| cp.files.get(file)).map(|f| f.path.clone()))?;
         self.sources.with_value(|s| s.iter().find(|(p, _)| *p == path).map(|(_, s)| s.clone()))
     }
 
-    /// Open `inputs` (replacing what is open) in the background.
-    pub fn open(self, mut inputs: Vec<Input>, label: String) {
+    fn start_open(self) -> Cancel {
         self.open_cancel.with_value(Cancel::cancel);
         let cancel = Cancel::new();
         self.open_cancel.set_value(cancel.clone());
         self.error.set(None);
+        cancel
+    }
+
+    fn opened(self, cp: crate::engine::model::Checkpoint, sources: Vec<(String, Source)>, label: String) {
+        self.sources.set_value(sources);
+        self.selected.set(None);
+        self.label.set(label);
+        self.cp.set(Some(Arc::new(cp)));
+        self.loading.set(None);
+        self.follow_hash();
+    }
+
+    /// Open `inputs` (replacing what is open) in the background. Local files: no network at all.
+    pub fn open(self, mut inputs: Vec<Input>, label: String) {
+        let cancel = self.start_open();
         if inputs.is_empty() {
             self.error.set(Some("nothing to open: no files were given".into()));
             return;
         }
+        inputs.sort_by(|a, b| a.path.cmp(&b.path));
+        let sources: Vec<(String, Source)> =
+            inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
         spawn_local(async move {
-            let result = open_inputs(&mut inputs, &cancel, |p| self.loading.set(Some(p))).await;
+            let result = open_sources(&sources, &cancel, |p| self.loading.set(Some(p))).await;
             match result {
                 Ok(cp) => {
-                    self.sources
-                        .set_value(inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()))).collect());
-                    self.selected.set(None);
-                    self.label.set(label);
-                    self.cp.set(Some(Arc::new(cp)));
-                    self.loading.set(None);
-                    self.follow_hash();
+                    self.transferred.set(None);
+                    self.opened(cp, sources, label);
                 }
                 Err(DriveError::Cancelled) => {}
                 Err(e) => {
                     self.loading.set(None);
                     self.error.set(Some(format!("could not open the files: {e}")));
+                }
+            }
+        });
+    }
+
+    /// Open remote files by URL (`hf://` shorthands, an index URL brings its shards) in the
+    /// background; only header ranges are fetched.
+    pub fn open_urls(self, urls: Vec<String>) {
+        let cancel = self.start_open();
+        let urls: Vec<String> = urls.into_iter().map(|u| u.trim().to_owned()).filter(|u| !u.is_empty()).collect();
+        if urls.is_empty() {
+            self.error.set(Some("nothing to open: no URL was given".into()));
+            return;
+        }
+        let transferred = self.transferred;
+        transferred.set(Some((0, 0)));
+        let meter = Meter::new(move |bytes, requests| transferred.set(Some((bytes, requests))));
+        spawn_local(async move {
+            let result = open_urls(&urls, &meter, &cancel, |p| self.loading.set(Some(p))).await;
+            match result {
+                Ok((cp, sources)) => {
+                    let label = match urls.as_slice() {
+                        [one] if sources.len() == 1 => one.clone(),
+                        [one] => format!("{one} ({} files)", sources.len()),
+                        _ => format!("{} URLs ({} files)", urls.len(), sources.len()),
+                    };
+                    self.opened(cp, sources, label);
+                }
+                Err(DriveError::Cancelled) => {}
+                Err(e) => {
+                    self.loading.set(None);
+                    let e = match e {
+                        DriveError::Read(m) => m,
+                        e => e.to_string(),
+                    };
+                    self.error.set(Some(format!("could not open the URL: {e}")));
                 }
             }
         });

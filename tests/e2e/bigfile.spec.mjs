@@ -2,30 +2,9 @@
 // and a whole-tensor scan can be cancelled.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
-import { Viewer, tempDir } from './viewer.mjs';
-
-const SIZE = 3 * 1024 ** 3;
-const HEADER = 256;
-
-/** A safetensors file of SIZE bytes, sparse: a 256-byte header, then zeros. */
-export function makeBig(file) {
-  const data = SIZE - 8 - HEADER;
-  const header = {
-    __metadata__: { note: 'sparse 3 GiB test file' },
-    first: { dtype: 'F32', shape: [1024], data_offsets: [0, 4096] },
-    tail: { dtype: 'F32', shape: [(data - 4096) / 4], data_offsets: [4096, data] },
-  };
-  let json = JSON.stringify(header);
-  json += ' '.repeat(HEADER - json.length);
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(HEADER));
-  fs.writeFileSync(file, Buffer.concat([len, Buffer.from(json)]));
-  fs.truncateSync(file, SIZE);
-  return { tailElems: (data - 4096) / 4 };
-}
+import { Viewer, tempDir, makeBig } from './viewer.mjs';
 
 let srv;
 let browser;

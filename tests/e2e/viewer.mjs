@@ -30,6 +30,26 @@ export function safetensors(tensors, metadata, { pad = 0 } = {}) {
   return Buffer.concat([len, Buffer.from(json), ...tensors.map((t) => t.bytes)]);
 }
 
+export const SIZE = 3 * 1024 ** 3;
+const HEADER = 256;
+
+/** A safetensors file of SIZE bytes, sparse: a 256-byte header, then zeros. */
+export function makeBig(file, size = SIZE) {
+  const data = size - 8 - HEADER;
+  const header = {
+    __metadata__: { note: 'sparse 3 GiB test file' },
+    first: { dtype: 'F32', shape: [1024], data_offsets: [0, 4096] },
+    tail: { dtype: 'F32', shape: [(data - 4096) / 4], data_offsets: [4096, data] },
+  };
+  let json = JSON.stringify(header);
+  json += ' '.repeat(HEADER - json.length);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(HEADER));
+  fs.writeFileSync(file, Buffer.concat([len, Buffer.from(json)]));
+  fs.truncateSync(file, size);
+  return { tailElems: (data - 4096) / 4 };
+}
+
 export class Viewer {
   constructor(page, url) {
     this.page = page;

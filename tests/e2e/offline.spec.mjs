@@ -1,0 +1,39 @@
+// Offline: after the first visit the service worker serves the app; with the browser offline
+// and the server gone, a reload still shows the viewer and opens the built-in sample.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serveDist, launch } from './helpers.mjs';
+import { Viewer } from './viewer.mjs';
+
+let srv;
+let browser;
+before(async () => {
+  srv = await serveDist();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+test('the service worker serves the app offline after the first visit', async () => {
+  const { page, context } = browser;
+  const v = new Viewer(page, srv.url);
+  await v.open();
+  // Installed, precached and controlling the page.
+  await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 15_000 });
+  const cached = await page.evaluate(async () => (await (await caches.open('tensorscope-v1')).keys()).map((r) => new URL(r.url).pathname));
+  assert.ok(cached.includes('/tensorscope-web_bg.wasm'), `${cached}`);
+
+  await context.setOffline(true);
+  await srv.close(); // and the server is gone too
+  const before = srv.requests.length;
+  await page.reload();
+  await v.waitLoaded('sample: gguf_v3_le.gguf');
+  assert.equal(await v.text('summary-tensors'), '37');
+  assert.equal(srv.requests.length, before, 'nothing reached the server');
+  await context.setOffline(false);
+  const errs = browser.errors.filter((e) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(e));
+  assert.deepEqual(errs, []);
+});

@@ -1,0 +1,136 @@
+// Remote files over HTTP Range: an index URL opens its shard set (only headers transferred),
+// the URL box and ?url=, a histogram read by ranges, a 3 GiB sparse file, and the clear
+// messages for a server that ignores Range (200), one without CORS, and one that is down.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serveDist, launch } from './helpers.mjs';
+import { startServer } from './server.mjs';
+import { Viewer, fixture, tempDir, makeBig } from './viewer.mjs';
+
+let app; // the viewer
+let files; // checkpoints, Range + CORS
+let noRange; // checkpoints, Range ignored (200), CORS
+let noCors; // checkpoints, Range but no CORS
+let browser;
+let tmp;
+let big;
+
+before(async () => {
+  tmp = tempDir();
+  for (const f of fs.readdirSync(fixture('sharded'))) {
+    fs.mkdirSync(path.join(tmp.dir, 'sharded'), { recursive: true });
+    fs.copyFileSync(fixture('sharded', f), path.join(tmp.dir, 'sharded', f));
+  }
+  fs.copyFileSync(fixture('gguf_v3_le.gguf'), path.join(tmp.dir, 'gguf_v3_le.gguf'));
+  big = makeBig(path.join(tmp.dir, 'big.safetensors'));
+  app = await serveDist();
+  files = await startServer({ root: tmp.dir, port: 0, cors: true });
+  noRange = await startServer({ root: tmp.dir, port: 0, cors: true, range: false });
+  noCors = await startServer({ root: tmp.dir, port: 0 });
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  for (const s of [app, files, noRange, noCors]) await s?.close();
+  tmp?.cleanup();
+});
+
+const transferred = (page) =>
+  page.locator('[data-testid=transferred]').evaluate((e) => ({ bytes: Number(e.dataset.bytes), requests: Number(e.dataset.requests) }));
+
+test('?url= to an index opens the whole shard set from another origin, reading only headers', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, app.url);
+  const index = files.url + 'sharded/model.safetensors.index.json';
+  files.requests.length = 0;
+  await v.open(`?url=${encodeURIComponent(index)}`);
+  assert.equal(await v.text('summary-format'), 'safetensors');
+  assert.equal(await v.text('summary-files'), '2');
+  const expected = JSON.parse(fs.readFileSync(fixture('sharded', 'model.safetensors.index.json'), 'utf8'));
+  await v.tab('tensors');
+  const n = Object.keys(expected.weight_map).length;
+  assert.equal(await page.locator('[data-testid=table-count]').textContent(), `${n} of ${n} tensors`);
+  // Every request carried a Range and got 206.
+  assert.ok(files.requests.length >= 3, JSON.stringify(files.requests));
+  for (const r of files.requests.filter((r) => r.method === 'GET')) {
+    assert.match(r.range ?? '', /^bytes=\d+-\d+$/, JSON.stringify(r));
+    assert.equal(r.status, 206);
+  }
+  // The bytes shown as transferred: no more than the files hold (they are small), and counted.
+  const t = await transferred(page);
+  const total = fs.readdirSync(fixture('sharded')).reduce((s, f) => s + fs.statSync(fixture('sharded', f)).size, 0);
+  assert.ok(t.bytes > 0 && t.bytes <= total, `${t.bytes} of ${total}`);
+  assert.equal(t.requests, files.requests.filter((r) => r.method === 'GET').length);
+  assert.deepEqual(browser.errors, []);
+});
+
+test('the URL box opens a GGUF by URL and a histogram is read by ranges', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, app.url);
+  await v.open();
+  const url = files.url + 'gguf_v3_le.gguf';
+  await page.locator('[data-testid=url-input]').fill(url);
+  await page.locator('[data-testid=url-open]').click();
+  await v.waitLoaded(url);
+  assert.equal(await v.text('summary-tensors'), '37');
+  assert.ok(page.url().includes('url=' + encodeURIComponent(url)), `shareable: ${page.url()}`);
+  await v.selectTensor('blk.0.attn_q.weight');
+  await v.waitHistogram();
+  const t = await transferred(page);
+  // The header, then the tensor's bytes (some re-read): bounded by twice this small file.
+  assert.ok(t.bytes > 4096 && t.bytes <= 2 * fs.statSync(fixture('gguf_v3_le.gguf')).size, `${t.bytes}`);
+  assert.deepEqual(browser.errors, []);
+});
+
+test('a 3 GiB sparse file opens over Range and decodes values past 2 GiB', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, app.url);
+  await v.open(`?url=${encodeURIComponent(files.url + 'big.safetensors')}`);
+  assert.equal(await v.text('summary-tensors'), '2');
+  const t = await transferred(page);
+  assert.ok(t.bytes <= 16 * 1024, `only the header: ${t.bytes} bytes`);
+  await v.selectTensor('tail');
+  await v.waitHistogram();
+  await page.locator('[data-testid=range-input]').fill(`${big.tailElems - 1000}:${big.tailElems}`);
+  await page.locator('[data-testid=run-hist]').click();
+  await page.waitForFunction(() => /elements/.test(document.querySelector('[data-testid=hist-what]')?.textContent ?? ''));
+  assert.equal(await v.text('stat-count'), '1000');
+  assert.equal(await v.text('stat-zeros'), '1000');
+  const ranged = files.requests.filter((r) => r.path === '/big.safetensors' && r.range);
+  assert.ok(ranged.some((r) => Number(/bytes=(\d+)/.exec(r.range)[1]) > 2 ** 31), 'read past 2 GiB');
+  // A sample of the tensor (a few MB) and the 1000 elements: far less than the file.
+  assert.ok((await transferred(page)).bytes < 16 * 1024 * 1024, 'far less than the file');
+  assert.deepEqual(browser.errors, []);
+});
+
+async function openError(page, url) {
+  const v = new Viewer(page, app.url);
+  await page.goto(app.url + `?url=${encodeURIComponent(url)}`);
+  await page.locator('[data-testid=error]').waitFor({ timeout: 15_000 });
+  void v;
+  return page.locator('[data-testid=error]').textContent();
+}
+
+test('a server that ignores Range is detected at once and the download aborted', async () => {
+  const { page } = browser;
+  noRange.requests.length = 0;
+  const msg = await openError(page, noRange.url + 'big.safetensors');
+  assert.match(msg, /does not support range requests/);
+  const gets = noRange.requests.filter((r) => r.method === 'GET');
+  assert.equal(gets.length, 1, 'one request, then stop');
+  assert.equal(gets[0].status, 200);
+});
+
+test('CORS and network failures get their own messages', async () => {
+  const { page } = browser;
+  let msg = await openError(page, noCors.url + 'gguf_v3_le.gguf');
+  assert.match(msg, /blocked by CORS/);
+  assert.match(msg, /Access-Control-Allow-Origin/);
+  const dead = await startServer({ root: tmp.dir, port: 0 });
+  const deadUrl = dead.url;
+  await dead.close();
+  msg = await openError(page, deadUrl + 'gguf_v3_le.gguf');
+  assert.match(msg, /network error/);
+});
