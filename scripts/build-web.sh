@@ -34,6 +34,15 @@ fi
 cp index.html "$dist/"
 if [ -d www ] && [ -n "$(ls -A www)" ]; then cp -R www/. "$dist/"; fi
 
+if [ "${MINIFY:-1}" != 0 ]; then
+  echo "[build-web] esbuild --minify (JS glue and CSS)"
+  esbuild="$root/tests/e2e/node_modules/.bin/esbuild"
+  "$esbuild" "$dist/$name.js" --minify --format=esm --log-level=warning --outfile="$dist/$name.min.js"
+  mv "$dist/$name.min.js" "$dist/$name.js"
+  "$esbuild" "$dist/style.css" --minify --log-level=warning --outfile="$dist/style.min.css"
+  mv "$dist/style.min.css" "$dist/style.css"
+fi
+
 size_line() { # file
   local raw gz
   raw=$(stat -c %s "$1")
@@ -43,6 +52,8 @@ size_line() { # file
 }
 total_raw=0; total_gz=0
 echo "[build-web] dist/ (wasm before wasm-opt: $pre_opt B)"
-shopt -s nullglob
-for f in "$dist"/*.wasm "$dist"/*.js "$dist"/*.css; do size_line "$f"; done
-printf '  %-28s %9d B raw %9d B gzip\n' "total wasm+js+css" "$total_raw" "$total_gz"
+# The viewer page loads the wasm, its JS glue and the CSS; embed.js (for other pages) and the
+# service worker are listed apart.
+for f in "$dist/${name}_bg.wasm" "$dist/$name.js" "$dist/style.css"; do size_line "$f"; done
+printf '  %-28s %9d B raw %9d B gzip\n' "total viewer wasm+js+css" "$total_raw" "$total_gz"
+for f in "$dist/embed.js" "$dist/sw.js"; do if [ -f "$f" ]; then size_line "$f"; fi; done
