@@ -189,6 +189,8 @@ fn viewer_rows_filter_sort_and_group() {
     let names = |r: &[usize]| r.iter().map(|&i| cp.tensors[i].name.clone()).collect::<Vec<_>>();
     assert_eq!(names(&rows(&cp, "blk.*.ffn*", Column::Name, false)), ["blk.2.ffn_up.weight", "blk.10.ffn_up.weight"]);
     assert_eq!(names(&rows(&cp, "", Column::Params, true))[0], "blk.2.ffn_up.weight");
+    assert_eq!(names(&rows(&cp, "", Column::Params, false))[0], "token_embd.weight");
+    assert_eq!(names(&rows(&cp, "WEIGHT", Column::Dtype, true)).len(), 4, "search ignores ASCII case");
     let groups = group_by_layer(&cp, &rows(&cp, "", Column::Index, false));
     assert_eq!(groups.iter().map(|g| g.layer).collect::<Vec<_>>(), [Some(2), Some(10), None]);
     assert_eq!((groups[0].params, groups[0].bytes), (80, 320));

@@ -3,13 +3,17 @@
 
 use std::cmp::Ordering;
 
-use super::model::{Checkpoint, Tensor};
+use super::model::Checkpoint;
 
 /// Whether `name` matches `pattern`: a glob when it holds `*` or `?` (matched against the whole
 /// name), a case-insensitive substring otherwise. An empty pattern matches everything.
 pub fn matches(pattern: &str, name: &str) -> bool {
     if pattern.contains(['*', '?']) {
         glob(pattern.as_bytes(), name.as_bytes())
+    } else if pattern.is_ascii() {
+        // No allocation per name: this runs for every tensor on every keystroke.
+        let p = pattern.as_bytes();
+        p.is_empty() || name.as_bytes().windows(p.len()).any(|w| w.eq_ignore_ascii_case(p))
     } else {
         name.to_lowercase().contains(&pattern.to_lowercase())
     }
@@ -68,16 +72,36 @@ pub enum Column {
 /// Indices of `cp`'s tensors matching `pattern`, sorted by `column` (ascending unless `desc`);
 /// ties keep file order.
 pub fn rows(cp: &Checkpoint, pattern: &str, column: Column, desc: bool) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..cp.tensors.len()).filter(|&i| matches(pattern, &cp.tensors[i].name)).collect();
-    let key = |t: &Tensor| (t.elems().unwrap_or(0), t.nbytes, t.offset, t.file);
+    filter(cp, &sorted(cp, column, desc), pattern)
+}
+
+/// The indices of `order` whose tensors match `pattern`, in `order`'s order. Sorting once and
+/// filtering per keystroke keeps search fast on 500k tensors.
+pub fn filter(cp: &Checkpoint, order: &[usize], pattern: &str) -> Vec<usize> {
+    order.iter().copied().filter(|&i| matches(pattern, &cp.tensors[i].name)).collect()
+}
+
+/// Every tensor's index, sorted by `column` (ascending unless `desc`); ties keep file order.
+pub fn sorted(cp: &Checkpoint, column: Column, desc: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..cp.tensors.len()).collect();
+    // Derived keys are computed once, not once per comparison.
+    if column == Column::Dtype {
+        let names: Vec<String> = cp.tensors.iter().map(|t| t.dtype.name()).collect();
+        idx.sort_by(|&a, &b| if desc { names[b].cmp(&names[a]) } else { names[a].cmp(&names[b]) }.then(a.cmp(&b)));
+        return idx;
+    }
+    if column == Column::Params {
+        let params: Vec<u64> = cp.tensors.iter().map(|t| t.elems().unwrap_or(0)).collect();
+        idx.sort_by(|&a, &b| if desc { params[b].cmp(&params[a]) } else { params[a].cmp(&params[b]) }.then(a.cmp(&b)));
+        return idx;
+    }
     idx.sort_by(|&a, &b| {
         let (x, y) = (&cp.tensors[a], &cp.tensors[b]);
         let o = match column {
             Column::Index => a.cmp(&b),
             Column::Name => natural(&x.name, &y.name),
-            Column::Dtype => x.dtype.name().cmp(&y.dtype.name()),
             Column::Shape => x.shape.cmp(&y.shape),
-            Column::Params => key(x).0.cmp(&key(y).0),
+            Column::Dtype | Column::Params => unreachable!("sorted by precomputed keys above"),
             Column::Bytes => x.nbytes.cmp(&y.nbytes),
             Column::Offset => (x.file, x.offset).cmp(&(y.file, y.offset)),
             Column::File => x.file.cmp(&y.file),

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use super::state::{AppState, Shared};
 use super::CopyButton;
 use crate::engine::shards::base_name;
-use crate::engine::view::{group_by_layer, human_bytes, human_count, rows, Column, Group};
+use crate::engine::view::{filter, group_by_layer, human_bytes, human_count, sorted, Column, Group};
 use crate::engine::viewer::{flatten, move_cursor, shape_text, visible, Row};
 
 /// Height of one row in pixels (the CSS uses the same).
@@ -40,10 +40,15 @@ pub fn TensorTable() -> impl IntoView {
     let cursor = RwSignal::new(None::<usize>);
     let scroller = NodeRef::<leptos::html::Div>::new();
 
-    let filtered = Memo::new(move |_| {
+    // Sorted once per column change; filtered per keystroke.
+    let order = Memo::new(move |_| {
         let (col, desc) = sort.get();
+        state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| sorted(cp, col, desc)).unwrap_or_default())))
+    });
+    let filtered = Memo::new(move |_| {
         let q = query.get();
-        state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| rows(cp, q.trim(), col, desc)).unwrap_or_default())))
+        let order = order.get();
+        state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| filter(cp, &order.0, q.trim())).unwrap_or_default())))
     });
     let groups = Memo::new(move |_| {
         let rows = filtered.get();

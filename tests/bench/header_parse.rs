@@ -164,6 +164,47 @@ mod native {
         b
     }
 
+    /// The viewer's table logic over 500k tensors: sorting by a column, and filtering per keystroke.
+    fn viewer_table(out: &mut std::io::Stdout) {
+        use tensorscope::engine::gguf::GgmlType;
+        use tensorscope::engine::model::{Checkpoint, Dtype, Format, Tensor};
+        use tensorscope::engine::view::{filter, sorted, Column};
+        let n = 500_000u64;
+        let tensors = (0..n)
+            .map(|i| Tensor {
+                name: format!("blk.{}.ffn_up_exps.{}.weight", i / 1000, i % 1000),
+                dtype: Dtype::Ggml(GgmlType((i % 3) as u32 * 6)),
+                shape: vec![4096, 1 + i % 7],
+                file: 0,
+                offset: i * 4096,
+                nbytes: 4096,
+            })
+            .collect();
+        let cp = Checkpoint {
+            format: Format::Gguf,
+            files: vec![],
+            metadata: vec![],
+            meta_file: vec![],
+            big_endian: vec![],
+            tensors,
+            findings: vec![],
+        };
+        writeln!(out, "viewer table  {n} tensors").unwrap();
+        for (col, label) in [(Column::Name, "name"), (Column::Dtype, "dtype"), (Column::Params, "params")] {
+            let (med, _) = time(5, || {
+                std::hint::black_box(sorted(&cp, col, false));
+            });
+            writeln!(out, "  sort by {label:<6}                     median {}", ms(med)).unwrap();
+        }
+        let order = sorted(&cp, Column::Index, false);
+        for pattern in ["ffn_up", "blk.4*.ffn*", "no such name"] {
+            let (med, _) = time(5, || {
+                std::hint::black_box(filter(&cp, &order, pattern));
+            });
+            writeln!(out, "  filter {pattern:<14}              median {}", ms(med)).unwrap();
+        }
+    }
+
     /// Median and minimum of `runs` timings of `f`.
     fn time(runs: usize, mut f: impl FnMut()) -> (Duration, Duration) {
         let mut t: Vec<Duration> = (0..runs)
@@ -264,6 +305,7 @@ mod native {
         )
         .unwrap();
         writeln!(out, "  engine parse + validate            median {} min {}", ms(med), ms(min)).unwrap();
+        viewer_table(out);
         if keep.is_none() {
             let _ = std::fs::remove_dir_all(dir);
         }
