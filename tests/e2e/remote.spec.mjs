@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
 import { startServer } from './server.mjs';
@@ -13,6 +14,7 @@ let app; // the viewer
 let files; // checkpoints, Range + CORS
 let noRange; // checkpoints, Range ignored (200), CORS
 let noCors; // checkpoints, Range but no CORS
+let redirector; // answers every GET with a 302 to the same path on `files`, as the Hub's resolve URLs do
 let browser;
 let tmp;
 let big;
@@ -29,11 +31,18 @@ before(async () => {
   files = await startServer({ root: tmp.dir, port: 0, cors: true });
   noRange = await startServer({ root: tmp.dir, port: 0, cors: true, range: false });
   noCors = await startServer({ root: tmp.dir, port: 0 });
+  redirector = http.createServer((req, res) => {
+    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Range', 'Access-Control-Expose-Headers': '*' };
+    if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
+    res.writeHead(302, { ...cors, Location: new URL(req.url.slice(1), files.url).href }).end();
+  });
+  await new Promise((ok) => redirector.listen(0, '127.0.0.1', ok));
   browser = await launch();
 });
 after(async () => {
   await browser?.close();
   for (const s of [app, files, noRange, noCors]) await s?.close();
+  await new Promise((ok) => (redirector ? redirector.close(ok) : ok()));
   tmp?.cleanup();
 });
 
@@ -64,6 +73,18 @@ test('?url= to an index opens the whole shard set from another origin, reading o
   assert.ok(t.bytes > 0 && t.bytes <= total, `${t.bytes} of ${total}`);
   assert.equal(t.requests, files.requests.filter((r) => r.method === 'GET').length);
   assert.deepEqual(browser.errors, []);
+});
+
+test('redirects are followed, as from a Hub resolve URL to its storage', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, app.url);
+  const url = `http://127.0.0.1:${redirector.address().port}/gguf_v3_le.gguf`;
+  files.requests.length = 0;
+  await v.open(`?url=${encodeURIComponent(url)}`);
+  assert.equal(await v.text('summary-format'), 'gguf');
+  assert.equal(await v.text('summary-tensors'), '37');
+  const gets = files.requests.filter((r) => r.method === 'GET');
+  assert.ok(gets.length >= 1 && gets.every((r) => r.status === 206), JSON.stringify(gets));
 });
 
 test('the URL box opens a GGUF by URL and a histogram is read by ranges', async () => {
