@@ -82,6 +82,7 @@ fn metadata_must_hold_strings() {
     let cp = has(&safetensors(h, 0), rules::METADATA_NOT_STRINGS);
     assert_eq!(cp.meta("s"), Some(&MetaValue::Text("x".into())));
     has(&safetensors(r#"{"__metadata__":[1]}"#, 0), rules::METADATA_NOT_STRINGS);
+    assert!(open_one("x.safetensors", &safetensors(r#"{"__metadata__":null}"#, 0)).findings.is_empty());
 }
 
 #[test]

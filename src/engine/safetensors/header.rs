@@ -193,6 +193,9 @@ fn byte_of(text: &str, line: usize, column: usize) -> usize {
 }
 
 fn metadata(value: Json, out: &mut Header) {
+    if value.is_null() {
+        return; // the reference reads `"__metadata__": null` as no metadata
+    }
     let Json::Object(map) = value else {
         out.findings.push(Finding::error(rules::METADATA_NOT_STRINGS, "__metadata__ must be an object of strings"));
         return;
