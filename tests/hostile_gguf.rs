@@ -185,7 +185,8 @@ fn bad_alignment_is_reported() {
     }
     let mut g = Gguf::header(3, 0, 1);
     g.str(b"general.alignment").u32(10).u64(64);
-    has(&g.build(), rules::BAD_ALIGNMENT);
+    let cp = has(&g.build(), rules::BAD_ALIGNMENT);
+    assert!(cp.findings[0].message.contains("found u64 64;"), "{}", cp.findings[0].message);
 }
 
 #[test]

@@ -343,7 +343,9 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
     }
     let counts: HashSet<Option<u64>> = split.iter().map(|s| s.1).collect();
     if counts.len() > 1 {
-        findings.push(mismatch(format!("files disagree on split.count: {counts:?}")));
+        let mut counts: Vec<String> = counts.iter().map(|c| c.map_or("none".into(), |c| c.to_string())).collect();
+        counts.sort();
+        findings.push(mismatch(format!("files disagree on split.count: {}", counts.join(", "))));
         return;
     }
     let count = split[0].1.unwrap_or(0);
@@ -355,7 +357,10 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
                     findings.push(mismatch(format!("{} repeats split.no {n}", info.path)));
                 }
             }
-            _ => findings.push(mismatch(format!("{} has split.no {no:?}, outside 0..{count}", info.path))),
+            _ => {
+                let no = no.map_or("none".into(), |n| n.to_string());
+                findings.push(mismatch(format!("{} has split.no {no}, outside 0..{count}", info.path)));
+            }
         }
     }
     if let Some(list) = missing_list(count, &seen) {

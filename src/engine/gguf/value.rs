@@ -139,6 +139,28 @@ impl Value {
     }
 }
 
+/// A value as people read it: `u32 32`, `string "llama"`, `array of 152064 string`.
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = self.value_type().name();
+        match self {
+            Value::U8(v) => write!(f, "{t} {v}"),
+            Value::I8(v) => write!(f, "{t} {v}"),
+            Value::U16(v) => write!(f, "{t} {v}"),
+            Value::I16(v) => write!(f, "{t} {v}"),
+            Value::U32(v) => write!(f, "{t} {v}"),
+            Value::I32(v) => write!(f, "{t} {v}"),
+            Value::F32(v) => write!(f, "{t} {v}"),
+            Value::Bool(v) => write!(f, "{t} {v}"),
+            Value::String(v) => write!(f, "{t} {v:?}"),
+            Value::Array(a) => write!(f, "array of {} {}", a.len, a.item_type.name()),
+            Value::U64(v) => write!(f, "{t} {v}"),
+            Value::I64(v) => write!(f, "{t} {v}"),
+            Value::F64(v) => write!(f, "{t} {v}"),
+        }
+    }
+}
+
 /// Items of an array kept in memory; the rest are counted and can be read on demand.
 pub const ARRAY_ITEMS_KEPT: usize = 64;
 
