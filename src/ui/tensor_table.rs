@@ -242,7 +242,7 @@ pub fn TensorTable() -> impl IntoView {
                     >
                         <span class="col-name" data-testid="cell-name">
                             <span class="name">{name.clone()}</span>
-                            <CopyButton text=name.clone() label="⧉" />
+                            <CopyButton text=name.clone() label="copy" />
                         </span>
                         <span class="col-dtype" data-testid="cell-dtype">{t.dtype.name()}</span>
                         <span class="col-shape">{shape_text(&t.shape)}</span>
