@@ -42,14 +42,7 @@ impl Histogram {
     /// Count `values` (any `f32`; NaN and infinities are counted in the stats only).
     pub fn add(&mut self, values: &[f32]) {
         self.stats.merge(&Stats::of(values));
-        // Four interleaved counters avoid stalls on repeated buckets.
-        let mut chunks = values.chunks_exact(4);
-        for c in &mut chunks {
-            for &v in c {
-                self.fine[(v.to_bits() >> 16) as usize] += 1;
-            }
-        }
-        for &v in chunks.remainder() {
+        for &v in values {
             self.fine[(v.to_bits() >> 16) as usize] += 1;
         }
     }
