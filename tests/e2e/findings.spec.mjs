@@ -1,32 +1,20 @@
 // A damaged file still opens: what can be read is shown and its faults are listed as findings,
 // linked to the tensor they concern.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serveDist, launch, screenshot } from './helpers.mjs';
-import { Viewer, fixture, tempDir } from './viewer.mjs';
+import { screenshot } from './helpers.mjs';
+import { Viewer, fixture, session } from './viewer.mjs';
 
-let srv;
-let browser;
-let tmp;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-  tmp = tempDir();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-  tmp?.cleanup();
-});
+const s = session({ temp: true });
 
 test('a truncated GGUF shows its findings with rule, location and tensor link', async () => {
-  const { page } = browser;
-  const file = path.join(tmp.dir, 'damaged.gguf');
+  const { page } = s.browser;
+  const file = path.join(s.tmp.dir, 'damaged.gguf');
   // Keep the header and cut the tensor data short.
   fs.writeFileSync(file, fs.readFileSync(fixture('gguf_v3_le.gguf')).subarray(0, 9000));
-  const v = new Viewer(page, srv.url);
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   await v.pick(file);
   await v.waitLoaded('damaged.gguf');
@@ -41,5 +29,5 @@ test('a truncated GGUF shows its findings with rule, location and tensor link', 
   const name = await link.textContent();
   await link.click();
   await page.locator('[data-testid=detail-name]').filter({ hasText: name }).waitFor();
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });

@@ -1,27 +1,17 @@
 // Habits: copy buttons, export report (the JSON of DESIGN.md, as the CLI prints it), themes.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { serveDist, launch } from './helpers.mjs';
-import { Viewer, fixture } from './viewer.mjs';
+import { Viewer, fixture, session } from './viewer.mjs';
 import { REPO } from './helpers.mjs';
 
-let srv;
-let browser;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const s = session();
 
 test('export report downloads the JSON report; it equals the CLI output but for file paths', async () => {
-  const { page } = browser;
-  const v = new Viewer(page, srv.url);
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   const download = page.waitForEvent('download');
   await page.locator('[data-testid=export-report]').click();
@@ -38,13 +28,13 @@ test('export report downloads the JSON report; it equals the CLI output but for 
     const out = execFileSync(cli, ['inspect', f, '--json'], { encoding: 'utf8' });
     assert.equal(text, out.split(JSON.stringify(f)).join(JSON.stringify('gguf_v3_le.gguf')), 'byte for byte, paths aside');
   }
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });
 
 test('copy buttons put the tensor name on the clipboard', async () => {
-  const { page, context } = browser;
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: srv.url });
-  const v = new Viewer(page, srv.url);
+  const { page, context } = s.browser;
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.srv.url });
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   await v.selectTensor('blk.0.attn_q.weight');
   await page.locator('[data-testid=tensor-detail] [data-testid=copy]').click();
@@ -53,9 +43,9 @@ test('copy buttons put the tensor name on the clipboard', async () => {
 });
 
 test('themes follow the system and can be switched', async () => {
-  const { page } = browser;
+  const { page } = s.browser;
   await page.emulateMedia({ colorScheme: 'dark' });
-  const v = new Viewer(page, srv.url);
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   assert.equal(await bg(), 'rgb(15, 18, 22)');

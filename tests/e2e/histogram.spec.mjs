@@ -1,25 +1,16 @@
 // Tensor detail: a histogram (SVG) and stats for a chosen tensor, over a sample, the whole
 // tensor or an element range; block scales for quantized types; the .npy download matches numpy's.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { serveDist, launch, screenshot } from './helpers.mjs';
-import { Viewer, fixture } from './viewer.mjs';
+import { screenshot } from './helpers.mjs';
+import { Viewer, fixture, session } from './viewer.mjs';
 
-let srv;
-let browser;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const s = session();
 
 test('a chosen tensor shows a histogram, stats and block scales', async () => {
-  const { page } = browser;
-  const v = new Viewer(page, srv.url);
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   await v.pick(fixture('gguf_all_types.gguf'));
   await v.waitLoaded('gguf_all_types.gguf');
@@ -41,12 +32,12 @@ test('a chosen tensor shows a histogram, stats and block scales', async () => {
   assert.equal(Number(await v.text('stat-count')), count);
   await page.locator('[data-testid=log-scale]').check();
   await screenshot(page, 'tensor-detail');
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });
 
 test('the decoded tensor downloads as the same .npy numpy writes', async () => {
-  const { page } = browser;
-  const v = new Viewer(page, srv.url);
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   await v.pick(fixture('gguf_all_types.gguf'));
   await v.waitLoaded('gguf_all_types.gguf');
@@ -60,5 +51,5 @@ test('the decoded tensor downloads as the same .npy numpy writes', async () => {
     const want = fs.readFileSync(fixture('values', `gguf_all_types.gguf__${name}.npy`));
     assert.ok(got.equals(want), `${name}.npy is byte for byte the reference`);
   }
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });

@@ -1,26 +1,17 @@
 // Metadata: every GGUF key with its type; arrays expand on demand (items past the first 64 are
 // read from the file) and are searchable; long strings such as the chat template are shown in full.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { serveDist, launch, screenshot } from './helpers.mjs';
-import { Viewer, fixture } from './viewer.mjs';
+import { screenshot } from './helpers.mjs';
+import { Viewer, fixture, session } from './viewer.mjs';
 
-let srv;
-let browser;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const s = session();
 
 test('keys, types, arrays on demand and the chat template', async () => {
-  const { page } = browser;
+  const { page } = s.browser;
   const expected = JSON.parse(fs.readFileSync(fixture('gguf_v3_le.gguf.expected.json'), 'utf8'));
-  const v = new Viewer(page, srv.url);
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   await v.tab('metadata');
   const keys = await page.locator('[data-testid=meta-key]').allTextContents();
@@ -43,5 +34,5 @@ test('keys, types, arrays on demand and the chat template', async () => {
   await page.locator('[data-testid=array-search]').fill('日本');
   assert.match(await v.text('array-count'), /^[1-9]\d* matching items$/);
   await screenshot(page, 'metadata');
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });

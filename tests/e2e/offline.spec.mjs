@@ -2,23 +2,13 @@
 // and the server gone, a reload still shows the viewer and opens the built-in sample.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launch } from './helpers.mjs';
-import { Viewer } from './viewer.mjs';
+import { Viewer, session } from './viewer.mjs';
 
-let srv;
-let browser;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const s = session();
 
 test('the service worker serves the app offline after the first visit', async () => {
-  const { page, context } = browser;
-  const v = new Viewer(page, srv.url);
+  const { page, context } = s.browser;
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   // Installed, precached and controlling the page.
   await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
@@ -27,13 +17,13 @@ test('the service worker serves the app offline after the first visit', async ()
   assert.ok(cached.includes('/tensorscope-web_bg.wasm'), `${cached}`);
 
   await context.setOffline(true);
-  await srv.close(); // and the server is gone too
-  const before = srv.requests.length;
+  await s.srv.close(); // and the server is gone too
+  const before = s.srv.requests.length;
   await page.reload();
   await v.waitLoaded('sample: gguf_v3_le.gguf');
   assert.equal(await v.text('summary-tensors'), '37');
-  assert.equal(srv.requests.length, before, 'nothing reached the server');
+  assert.equal(s.srv.requests.length, before, 'nothing reached the server');
   await context.setOffline(false);
-  const errs = browser.errors.filter((e) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(e));
+  const errs = s.browser.errors.filter((e) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(e));
   assert.deepEqual(errs, []);
 });

@@ -1,54 +1,45 @@
 // Opening checkpoints: the built-in sample on load, the file picker, and a drop event carrying real Files.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { serveDist, launch, screenshot } from './helpers.mjs';
-import { Viewer, fixture } from './viewer.mjs';
+import { screenshot } from './helpers.mjs';
+import { Viewer, fixture, session } from './viewer.mjs';
 
-let srv;
-let browser;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const s = session();
 
 test('the page opens on the built-in sample and summarises it', async () => {
-  const v = new Viewer(browser.page, srv.url);
+  const v = new Viewer(s.browser.page, s.srv.url);
   await v.open();
   assert.equal(await v.text('source'), 'sample: gguf_v3_le.gguf');
   assert.equal(await v.text('summary-format'), 'gguf');
   assert.equal(await v.text('summary-tensors'), '37');
   assert.match(await v.text('summary-file-type'), /^15 /);
-  assert.ok((await browser.page.locator('[data-testid=dtype-row]').count()) > 10, 'the quant mix chart has a bar per type');
-  await screenshot(browser.page, 'summary');
-  assert.deepEqual(browser.errors, []);
+  assert.ok((await s.browser.page.locator('[data-testid=dtype-row]').count()) > 10, 'the quant mix chart has a bar per type');
+  await screenshot(s.browser.page, 'summary');
+  assert.deepEqual(s.browser.errors, []);
 });
 
 test('the file picker opens a safetensors file', async () => {
-  const v = new Viewer(browser.page, srv.url);
+  const v = new Viewer(s.browser.page, s.srv.url);
   await v.open();
   await v.pick(fixture('st_all_numpy_dtypes.safetensors'));
   await v.waitLoaded('st_all_numpy_dtypes.safetensors');
   assert.equal(await v.text('summary-format'), 'safetensors');
   assert.equal(await v.text('summary-tensors'), '13');
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });
 
 test('a drop event carrying real Files opens them', async () => {
-  const v = new Viewer(browser.page, srv.url);
+  const v = new Viewer(s.browser.page, s.srv.url);
   await v.open();
   const bytes = [...fs.readFileSync(fixture('gguf_all_types.gguf'))];
-  const dt = await browser.page.evaluateHandle((b) => {
+  const dt = await s.browser.page.evaluateHandle((b) => {
     const dt = new DataTransfer();
     dt.items.add(new File([new Uint8Array(b)], 'dropped.gguf'));
     return dt;
   }, bytes);
-  await browser.page.locator('[data-testid=drop-zone]').dispatchEvent('drop', { dataTransfer: dt });
+  await s.browser.page.locator('[data-testid=drop-zone]').dispatchEvent('drop', { dataTransfer: dt });
   await v.waitLoaded('dropped.gguf');
   assert.equal(await v.text('summary-tensors'), '34');
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });

@@ -1,23 +1,13 @@
 // #tensor=NAME permalinks: opening one selects the tensor; choosing a tensor updates the hash.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launch } from './helpers.mjs';
-import { Viewer } from './viewer.mjs';
+import { Viewer, session } from './viewer.mjs';
 
-let srv;
-let browser;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const s = session();
 
 test('a permalink opens its tensor, and choosing a tensor sets the permalink', async () => {
-  const { page } = browser;
-  const v = new Viewer(page, srv.url);
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
   await v.open('#tensor=blk.1.attn_k.weight');
   await page.locator('[data-testid=detail-name]').filter({ hasText: 'blk.1.attn_k.weight' }).waitFor();
   await v.waitHistogram();
@@ -27,5 +17,5 @@ test('a permalink opens its tensor, and choosing a tensor sets the permalink', a
   // Navigating to another permalink follows it.
   await page.evaluate(() => { location.hash = '#tensor=blk.2.attn_q.weight'; });
   await page.locator('[data-testid=detail-name]').filter({ hasText: 'blk.2.attn_q.weight' }).waitFor();
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });

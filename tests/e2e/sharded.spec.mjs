@@ -1,28 +1,16 @@
 // Sets of files: a Hugging Face folder (shards + index + config + a pickle) picked as a folder,
 // and a split GGUF set picked as several files.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serveDist, launch, screenshot } from './helpers.mjs';
-import { Viewer, fixture, tempDir } from './viewer.mjs';
+import { screenshot } from './helpers.mjs';
+import { Viewer, fixture, session } from './viewer.mjs';
 
-let srv;
-let browser;
-let tmp;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-  tmp = tempDir();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-  tmp?.cleanup();
-});
+const s = session({ temp: true });
 
 test('a model folder opens as one checkpoint; config files and pickles are noted, not loaded', async () => {
-  const dir = path.join(tmp.dir, 'my-model');
+  const dir = path.join(s.tmp.dir, 'my-model');
   fs.mkdirSync(dir);
   for (const f of ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json']) {
     fs.copyFileSync(fixture('sharded', f), path.join(dir, f));
@@ -30,25 +18,25 @@ test('a model folder opens as one checkpoint; config files and pickles are noted
   fs.writeFileSync(path.join(dir, 'config.json'), '{"architectures": ["LlamaForCausalLM"]}');
   // A zip-pickle header: recognised as a pickle checkpoint and never executed.
   fs.writeFileSync(path.join(dir, 'pytorch_model.bin'), Buffer.from('PK\x03\x04archive/data.pkl', 'latin1'));
-  const v = new Viewer(browser.page, srv.url);
+  const v = new Viewer(s.browser.page, s.srv.url);
   await v.open();
   await v.pick(dir, 'folder-input');
   await v.waitLoaded('5 files');
   assert.equal(await v.text('summary-format'), 'safetensors');
   assert.equal(await v.text('summary-files'), '2');
   await v.tab('findings');
-  const codes = await browser.page.locator('[data-testid=finding-code]').allTextContents();
+  const codes = await s.browser.page.locator('[data-testid=finding-code]').allTextContents();
   assert.ok(codes.includes('set.ignored_file'), `config.json is noted: ${codes}`);
   assert.ok(codes.includes('set.pickle_not_loaded'), `the pickle is explained: ${codes}`);
   await v.tab('tensors');
   const expected = JSON.parse(fs.readFileSync(fixture('sharded', 'model.safetensors.index.json'), 'utf8'));
-  assert.equal(await browser.page.locator('[data-testid=table-count]').textContent(),
+  assert.equal(await s.browser.page.locator('[data-testid=table-count]').textContent(),
     `${Object.keys(expected.weight_map).length} of ${Object.keys(expected.weight_map).length} tensors`);
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });
 
 test('a split GGUF set picked as files opens as one model', async () => {
-  const v = new Viewer(browser.page, srv.url);
+  const v = new Viewer(s.browser.page, s.srv.url);
   await v.open();
   const files = [1, 2, 3].map((i) => fixture('split', `model-0000${i}-of-00003.gguf`));
   await v.pick(files);
@@ -58,8 +46,8 @@ test('a split GGUF set picked as files opens as one model', async () => {
   await v.tab('tensors');
   const names = await v.rowNames();
   assert.ok(names.length > 0);
-  const fileCol = await browser.page.locator('[data-testid=tensor-row] .col-file').allTextContents();
+  const fileCol = await s.browser.page.locator('[data-testid=tensor-row] .col-file').allTextContents();
   assert.ok(new Set(fileCol).size > 1, 'tensors come from several files');
-  await screenshot(browser.page, 'split-gguf');
-  assert.deepEqual(browser.errors, []);
+  await screenshot(s.browser.page, 'split-gguf');
+  assert.deepEqual(s.browser.errors, []);
 });

@@ -1,23 +1,15 @@
 // The built viewer (dist/) loads in Chromium and renders the App.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launch, screenshot } from './helpers.mjs';
+import { screenshot } from './helpers.mjs';
+import { session } from './viewer.mjs';
 
-let srv;
-let browser;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const s = session();
 
 test('viewer loads, wasm is served as application/wasm, App renders its heading', async () => {
-  const { page, errors } = browser;
+  const { page, errors } = s.browser;
   const wasmResponse = page.waitForResponse((r) => r.url().endsWith('.wasm'));
-  await page.goto(srv.url);
+  await page.goto(s.srv.url);
   const wasm = await wasmResponse;
   assert.equal(wasm.status(), 200);
   assert.equal(wasm.headers()['content-type'], 'application/wasm');
@@ -31,6 +23,6 @@ test('viewer loads, wasm is served as application/wasm, App renders its heading'
   const shot = await screenshot(page, 'smoke');
   console.log(`screenshot: ${shot}`);
   assert.deepEqual(errors, []);
-  const failed = srv.requests.filter((r) => r.status >= 400);
+  const failed = s.srv.requests.filter((r) => r.status >= 400);
   assert.deepEqual(failed, [], 'every request the page made succeeded');
 });

@@ -1,23 +1,14 @@
 // The tensor table: substring and glob search, sort by a column, grouping by layer with totals,
 // and keyboard navigation.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveDist, launch, screenshot } from './helpers.mjs';
-import { Viewer } from './viewer.mjs';
+import { screenshot } from './helpers.mjs';
+import { Viewer, session } from './viewer.mjs';
 
-let srv;
-let browser;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const s = session();
 
 test('search by substring and glob', async () => {
-  const v = new Viewer(browser.page, srv.url);
+  const v = new Viewer(s.browser.page, s.srv.url);
   await v.open();
   await v.tab('tensors');
   await v.search('ATTN_Q');
@@ -27,31 +18,31 @@ test('search by substring and glob', async () => {
   const glob = await v.rowNames();
   assert.deepEqual(glob, ['blk.0.attn_v.weight', 'blk.1.attn_v.weight', 'blk.2.attn_v.weight', 'blk.3.attn_v.weight']);
   assert.equal(await v.text('table-count'), '4 of 37 tensors');
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });
 
 test('sort by bytes, descending on a second click', async () => {
-  const v = new Viewer(browser.page, srv.url);
+  const v = new Viewer(s.browser.page, s.srv.url);
   await v.open();
   await v.tab('tensors');
   const bytesOf = async () => {
     const names = await v.rowNames();
     return names;
   };
-  await browser.page.locator('[data-testid=sort-name]').click();
+  await s.browser.page.locator('[data-testid=sort-name]').click();
   const byName = await bytesOf();
   assert.deepEqual(byName, [...byName].sort((a, b) => a.localeCompare(b, 'en', { numeric: true })));
-  await browser.page.locator('[data-testid=sort-bytes]').click();
-  await browser.page.locator('[data-testid=sort-bytes]').click();
-  assert.equal(await browser.page.locator('[data-testid=sort-bytes]').getAttribute('aria-sort'), 'descending');
-  const first = await browser.page.locator('[data-testid=tensor-row]').first().getAttribute('data-name');
+  await s.browser.page.locator('[data-testid=sort-bytes]').click();
+  await s.browser.page.locator('[data-testid=sort-bytes]').click();
+  assert.equal(await s.browser.page.locator('[data-testid=sort-bytes]').getAttribute('aria-sort'), 'descending');
+  const first = await s.browser.page.locator('[data-testid=tensor-row]').first().getAttribute('data-name');
   assert.equal(first, 'token_embd.weight');
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });
 
 test('group by layer shows per-layer totals and collapses', async () => {
-  const { page } = browser;
-  const v = new Viewer(page, srv.url);
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   await page.setViewportSize({ width: 1280, height: 2400 }); // every row in view: rows are virtualised
   await v.tab('tensors');
@@ -64,12 +55,12 @@ test('group by layer shows per-layer totals and collapses', async () => {
   assert.match(await page.locator('[data-testid=group-params]').first().textContent(), /\d/);
   await page.setViewportSize({ width: 1280, height: 800 });
   await screenshot(page, 'tensor-table-grouped');
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });
 
 test('keyboard: arrows move, Enter opens the tensor', async () => {
-  const { page } = browser;
-  const v = new Viewer(page, srv.url);
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   await v.tab('tensors');
   await page.locator('[data-testid=table-body]').focus();
@@ -81,5 +72,5 @@ test('keyboard: arrows move, Enter opens the tensor', async () => {
   await page.keyboard.press('End');
   await page.keyboard.press('Enter');
   await page.locator('[data-testid=detail-name]').filter({ hasText: 'blk.4.attn_q.weight' }).waitFor();
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });

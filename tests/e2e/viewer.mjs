@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO } from './helpers.mjs';
+import { before, after } from 'node:test';
+import { REPO, serveDist, launch } from './helpers.mjs';
 
 export const FIXTURES = path.join(REPO, 'tests', 'fixtures');
 export const fixture = (...p) => path.join(FIXTURES, ...p);
@@ -48,6 +49,23 @@ export function makeBig(file, size = SIZE) {
   fs.writeFileSync(file, Buffer.concat([len, Buffer.from(json)]));
   fs.truncateSync(file, size);
   return { tailElems: (data - 4096) / 4 };
+}
+
+// One spec file's viewer server and browser (and, with `temp`, a temporary directory):
+// started before its tests, closed after them. The fields are set once `before` has run.
+export function session({ temp = false } = {}) {
+  const s = { srv: null, browser: null, tmp: null };
+  before(async () => {
+    s.srv = await serveDist();
+    s.browser = await launch();
+    if (temp) s.tmp = tempDir();
+  });
+  after(async () => {
+    await s.browser?.close();
+    await s.srv?.close();
+    s.tmp?.cleanup();
+  });
+  return s;
 }
 
 export class Viewer {

@@ -1,11 +1,11 @@
 // Every string from a file is rendered as text: HTML and script payloads in tensor names,
 // metadata keys and values stay text; nothing executes and nothing is injected.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serveDist, launch, screenshot } from './helpers.mjs';
-import { Viewer, safetensors, tempDir } from './viewer.mjs';
+import { screenshot } from './helpers.mjs';
+import { Viewer, safetensors, session } from './viewer.mjs';
 
 const PAYLOADS = [
   '<img src=x onerror="window.__xss=1">',
@@ -14,27 +14,15 @@ const PAYLOADS = [
   "javascript:window.__xss=4",
 ];
 
-let srv;
-let browser;
-let tmp;
-before(async () => {
-  srv = await serveDist();
-  browser = await launch();
-  tmp = tempDir();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-  tmp?.cleanup();
-});
+const s = session({ temp: true });
 
 test('payloads in names and metadata stay text', async () => {
-  const { page } = browser;
-  const file = path.join(tmp.dir, 'evil.safetensors');
+  const { page } = s.browser;
+  const file = path.join(s.tmp.dir, 'evil.safetensors');
   const tensors = PAYLOADS.map((p) => ({ name: p, dtype: 'F32', shape: [2], bytes: Buffer.alloc(8) }));
   const metadata = Object.fromEntries(PAYLOADS.map((p, i) => [`${p}key${i}`, `${p}\n${p}`]));
   fs.writeFileSync(file, safetensors(tensors, metadata));
-  const v = new Viewer(page, srv.url);
+  const v = new Viewer(page, s.srv.url);
   await v.open();
   await v.pick(file);
   await v.waitLoaded('evil.safetensors');
@@ -55,5 +43,5 @@ test('payloads in names and metadata stay text', async () => {
     svg: document.querySelectorAll('svg[onload]').length,
   }));
   assert.deepEqual(injected, { xss: undefined, img: 0, script: 0, svg: 0 });
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(s.browser.errors, []);
 });
