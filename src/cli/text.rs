@@ -139,7 +139,7 @@ fn value_text(v: &Value) -> String {
             let more = if a.len > items.len() as u64 { ", …" } else { "" };
             format!("[{}; {}] [{}{more}]", a.item_type.name(), a.len, items.join(", "))
         }
-        other => format!("{} {}", other.value_type().name(), crate::engine::report::gguf_json(other)["value"]),
+        other => format!("{} {other}", other.value_type().name()),
     }
 }
 

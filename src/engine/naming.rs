@@ -184,7 +184,7 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
             }
             _ => out.push(Finding::info(
                 rules::UNKNOWN_FILE_TYPE,
-                format!("general.file_type {v} is not a known llama.cpp file type"),
+                format!("general.file_type {} {v} is not a known llama.cpp file type", v.value_type().name()),
             )),
         }
     }

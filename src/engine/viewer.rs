@@ -180,25 +180,6 @@ pub fn meta_type(v: &MetaValue) -> String {
     }
 }
 
-/// A scalar GGUF value as text (strings as they are, not quoted).
-pub fn value_text(v: &Value) -> String {
-    match v {
-        Value::U8(x) => x.to_string(),
-        Value::I8(x) => x.to_string(),
-        Value::U16(x) => x.to_string(),
-        Value::I16(x) => x.to_string(),
-        Value::U32(x) => x.to_string(),
-        Value::I32(x) => x.to_string(),
-        Value::U64(x) => x.to_string(),
-        Value::I64(x) => x.to_string(),
-        Value::F32(x) => x.to_string(),
-        Value::F64(x) => x.to_string(),
-        Value::Bool(x) => x.to_string(),
-        Value::String(s) => s.clone(),
-        Value::Array(a) => format!("array[{}] of {}", a.item_type.name(), a.len),
-    }
-}
-
 /// A one-line preview of an array's first `n` items: `["<s>", "</s>", …]`.
 pub fn array_preview(items: &[Value], len: u64, n: usize) -> String {
     let shown: Vec<String> = items
@@ -206,7 +187,7 @@ pub fn array_preview(items: &[Value], len: u64, n: usize) -> String {
         .take(n)
         .map(|v| match v {
             Value::String(s) => format!("{s:?}"),
-            other => value_text(other),
+            other => other.to_string(),
         })
         .collect();
     let more = if len as usize > shown.len() { ", …" } else { "" };

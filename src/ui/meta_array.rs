@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 
 use super::state::AppState;
 use crate::engine::gguf::{Array, Value};
-use crate::engine::viewer::{array_preview, value_text};
+use crate::engine::viewer::array_preview;
 use crate::io::values::array_items;
 use crate::io::Cancel;
 
@@ -59,7 +59,7 @@ pub fn MetaArray(
         let mut matched = 0usize;
         let mut shown = Vec::new();
         for (i, v) in all.iter().enumerate() {
-            let text = value_text(v);
+            let text = v.to_string();
             if q.is_empty() || text.to_lowercase().contains(&q) {
                 matched += 1;
                 if shown.len() < SHOWN {

@@ -6,7 +6,7 @@ use super::state::AppState;
 use super::MetaArray;
 use crate::engine::gguf::Value;
 use crate::engine::model::MetaValue;
-use crate::engine::viewer::{is_long_text, meta_type, value_text};
+use crate::engine::viewer::{is_long_text, meta_type};
 
 /// Text shown as a block when long or multi-line, inline otherwise; always as text.
 #[component]
@@ -37,7 +37,7 @@ pub fn MetadataView() -> impl IntoView {
                     MetaValue::Text(s) => view! { <MetaText text=s.clone() /> }.into_any(),
                     MetaValue::Gguf(Value::Array(a)) => view! { <MetaArray array=a.clone() file=file /> }.into_any(),
                     MetaValue::Gguf(Value::String(s)) => view! { <MetaText text=s.clone() /> }.into_any(),
-                    MetaValue::Gguf(v) => view! { <span data-testid="meta-text">{value_text(v)}</span> }.into_any(),
+                    MetaValue::Gguf(v) => view! { <span data-testid="meta-text">{v.to_string()}</span> }.into_any(),
                 };
                 view! {
                     <tr data-testid="meta-row">

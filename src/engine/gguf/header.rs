@@ -476,7 +476,10 @@ impl HeaderDecoder {
                 Some(a) => self.out.alignment = a,
                 None => self.out.findings.push(Finding::error(
                     rules::BAD_ALIGNMENT,
-                    format!("general.alignment must be a u32 power of two, found {v}; using {DEFAULT_ALIGNMENT}"),
+                    format!(
+                        "general.alignment must be a u32 power of two, found {} {v}; using {DEFAULT_ALIGNMENT}",
+                        v.value_type().name()
+                    ),
                 )),
             }
         }

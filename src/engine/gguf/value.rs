@@ -139,24 +139,24 @@ impl Value {
     }
 }
 
-/// A value as people read it: `u32 32`, `string "llama"`, `array of 152064 string`.
+/// The value as people read it, without its type: `32`, `llama` (strings as they are),
+/// `array[string] of 152064`.
 impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let t = self.value_type().name();
         match self {
-            Value::U8(v) => write!(f, "{t} {v}"),
-            Value::I8(v) => write!(f, "{t} {v}"),
-            Value::U16(v) => write!(f, "{t} {v}"),
-            Value::I16(v) => write!(f, "{t} {v}"),
-            Value::U32(v) => write!(f, "{t} {v}"),
-            Value::I32(v) => write!(f, "{t} {v}"),
-            Value::F32(v) => write!(f, "{t} {v}"),
-            Value::Bool(v) => write!(f, "{t} {v}"),
-            Value::String(v) => write!(f, "{t} {v:?}"),
-            Value::Array(a) => write!(f, "array of {} {}", a.len, a.item_type.name()),
-            Value::U64(v) => write!(f, "{t} {v}"),
-            Value::I64(v) => write!(f, "{t} {v}"),
-            Value::F64(v) => write!(f, "{t} {v}"),
+            Value::U8(v) => v.fmt(f),
+            Value::I8(v) => v.fmt(f),
+            Value::U16(v) => v.fmt(f),
+            Value::I16(v) => v.fmt(f),
+            Value::U32(v) => v.fmt(f),
+            Value::I32(v) => v.fmt(f),
+            Value::F32(v) => v.fmt(f),
+            Value::Bool(v) => v.fmt(f),
+            Value::String(v) => f.write_str(v),
+            Value::Array(a) => write!(f, "array[{}] of {}", a.item_type.name(), a.len),
+            Value::U64(v) => v.fmt(f),
+            Value::I64(v) => v.fmt(f),
+            Value::F64(v) => v.fmt(f),
         }
     }
 }
