@@ -165,35 +165,23 @@ pub const Q5_1: BlockCodec = BlockCodec {
     scales: Some(scales_f16_at::<24, 0>),
 };
 
+/// Q8_0 and Q8_1: an f16 `d` leads each block, the 32 `i8` quants start at byte `QS`: `q * d`.
+fn decode_q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
+    blocks::<BYTES, 32>(src, dst, |b, y| {
+        let d = f16_le(b);
+        for j in 0..32 {
+            y[j] = f32::from(b[QS + j] as i8) * d;
+        }
+    })
+}
+
 /// `d: f16, qs: [i8; 32]`: `q * d`.
-pub const Q8_0: BlockCodec = BlockCodec {
-    block_elems: 32,
-    block_bytes: 34,
-    decode: |src, dst| {
-        blocks::<34, 32>(src, dst, |b, y| {
-            let d = f16_le(b);
-            for j in 0..32 {
-                y[j] = f32::from(b[2 + j] as i8) * d;
-            }
-        })
-    },
-    scales: Some(scales_f16_at::<34, 0>),
-};
+pub const Q8_0: BlockCodec =
+    BlockCodec { block_elems: 32, block_bytes: 34, decode: decode_q8::<34, 2>, scales: Some(scales_f16_at::<34, 0>) };
 
 /// `d, s: f16, qs: [i8; 32]` (`s = d * Σq`, ggml's activation format): `q * d`.
-pub const Q8_1: BlockCodec = BlockCodec {
-    block_elems: 32,
-    block_bytes: 36,
-    decode: |src, dst| {
-        blocks::<36, 32>(src, dst, |b, y| {
-            let d = f16_le(b);
-            for j in 0..32 {
-                y[j] = f32::from(b[4 + j] as i8) * d;
-            }
-        })
-    },
-    scales: Some(scales_f16_at::<36, 0>),
-};
+pub const Q8_1: BlockCodec =
+    BlockCodec { block_elems: 32, block_bytes: 36, decode: decode_q8::<36, 4>, scales: Some(scales_f16_at::<36, 0>) };
 
 /// `scales: [u8; 16], qs: [u8; 64], d, dmin: f16`: 2-bit `(d·sc) q − dmin·m` per 16 values.
 pub const Q2_K: BlockCodec = BlockCodec {
