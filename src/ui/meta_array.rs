@@ -6,6 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::search_box::SearchBox;
 use super::state::AppState;
 use crate::engine::gguf::{Array, Value};
 use crate::engine::viewer::array_preview;
@@ -91,13 +92,7 @@ pub fn MetaArray(
             </button>
             <Show when=move || open.get()>
                 <div class="array-items">
-                    <input
-                        type="search"
-                        placeholder="Search items"
-                        data-testid="array-search"
-                        prop:value=move || query.get()
-                        on:input=move |ev| query.set(event_target_value(&ev))
-                    />
+                    <SearchBox value=query placeholder="Search items" testid="array-search" />
                     {move || error.get().map(|e| view! { <p class="sev-error">{e}</p> })}
                     {list}
                 </div>

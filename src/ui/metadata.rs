@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use super::search_box::SearchBox;
 use super::state::AppState;
 use super::MetaArray;
 use crate::engine::gguf::Value;
@@ -52,13 +53,7 @@ pub fn MetadataView() -> impl IntoView {
     };
     view! {
         <section data-testid="metadata">
-            <input
-                type="search"
-                placeholder="Filter keys"
-                data-testid="meta-filter"
-                prop:value=move || filter.get()
-                on:input=move |ev| filter.set(event_target_value(&ev))
-            />
+            <SearchBox value=filter placeholder="Filter keys" testid="meta-filter" />
             <table>
                 <thead><tr><th>"Key"</th><th>"Type"</th><th>"Value"</th></tr></thead>
                 <tbody>{rows}</tbody>

@@ -9,6 +9,7 @@ mod histogram_chart;
 mod meta_array;
 mod metadata;
 mod progress_bar;
+mod search_box;
 pub mod state;
 mod summary;
 mod tensor_detail;

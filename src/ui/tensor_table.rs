@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
+use super::search_box::SearchBox;
 use super::state::{AppState, Shared};
 use super::CopyButton;
 use crate::engine::shards::base_name;
@@ -260,13 +261,7 @@ pub fn TensorTable() -> impl IntoView {
     view! {
         <section data-testid="tensor-table">
             <div class="table-tools">
-                <input
-                    type="search"
-                    placeholder="Search names: attn or blk.*.attn_v*"
-                    data-testid="table-search"
-                    prop:value=move || query.get()
-                    on:input=move |ev| query.set(event_target_value(&ev))
-                />
+                <SearchBox value=query placeholder="Search names: attn or blk.*.attn_v*" testid="table-search" />
                 <label>
                     <input type="checkbox" data-testid="group-toggle" prop:checked=move || grouped.get()
                         on:change=move |ev| grouped.set(event_target_checked(&ev)) />
