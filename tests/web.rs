@@ -10,7 +10,7 @@ use tensorscope::engine::range::ByteRange;
 use tensorscope::io::entries::Input;
 use tensorscope::io::open::open_inputs;
 use tensorscope::io::values::{array_items, histogram, npy_blob};
-use tensorscope::io::{BlobSource, Cancel, DriveError, Source};
+use tensorscope::io::{BlobSource, Cancel, RunError, Source};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -27,7 +27,7 @@ fn blob(bytes: &[u8]) -> web_sys::Blob {
     web_sys::Blob::new_with_u8_array_sequence(&parts).expect("blob")
 }
 
-async fn open(name: &str, bytes: &[u8]) -> Checkpoint {
+async fn open(name: &str, bytes: &[u8]) -> (Checkpoint, Vec<Source>) {
     let mut inputs = vec![Input { path: name.into(), blob: blob(bytes) }];
     open_inputs(&mut inputs, &Cancel::new(), |_| {}).await.expect("opens")
 }
@@ -51,10 +51,20 @@ async fn blob_source_reads_ranges_and_clamps_at_the_end() {
 }
 
 #[wasm_bindgen_test]
+fn what_is_left_of_a_file_past_4_gib_is_not_cut_to_32_bits() {
+    use tensorscope::engine::job::{Job, JobStep, Sha256Job};
+    // Here usize is 32-bit: (4 GiB + 100) as usize would be 100.
+    let mut job = Sha256Job::new(vec![(0, (4u64 << 30) + 100)]);
+    assert!(matches!(job.step(), JobStep::Need(_)));
+    job.feed(0, 0, &vec![0u8; 1 << 20]).unwrap();
+    assert_eq!(job.progress().done, 1 << 20);
+}
+
+#[wasm_bindgen_test]
 async fn files_open_through_the_driver_like_the_cli() {
-    let cp = open("gguf_v3_le.gguf", GGUF).await;
+    let (cp, _) = open("gguf_v3_le.gguf", GGUF).await;
     assert_eq!((cp.format, cp.tensors.len()), (Format::Gguf, 37));
-    let cp = open("st_all_numpy_dtypes.safetensors", ST).await;
+    let (cp, _) = open("st_all_numpy_dtypes.safetensors", ST).await;
     assert_eq!((cp.format, cp.tensors.len()), (Format::Safetensors, 13));
 }
 
@@ -65,19 +75,19 @@ async fn opening_reports_progress_and_can_be_cancelled() {
         Input { path: "a.gguf".into(), blob: blob(GGUF) },
         Input { path: "notes.txt".into(), blob: blob(b"hello") },
     ];
-    let cp = open_inputs(&mut inputs, &Cancel::new(), |p| seen.push(p)).await.unwrap();
+    let (cp, sources) = open_inputs(&mut inputs, &Cancel::new(), |p| seen.push(p)).await.unwrap();
+    assert_eq!(sources.len(), cp.files.len(), "sources are aligned with the checkpoint's files");
     assert_eq!(seen.last().map(|p| (p.files_done, p.files)), Some((2, 2)));
     assert!(cp.findings.iter().any(|f| f.code == "set.ignored_file"));
     let cancel = Cancel::new();
     cancel.cancel();
     let mut inputs = vec![Input { path: "a.gguf".into(), blob: blob(GGUF) }];
-    assert_eq!(open_inputs(&mut inputs, &cancel, |_| {}).await.err(), Some(DriveError::Cancelled));
+    assert_eq!(open_inputs(&mut inputs, &cancel, |_| {}).await.err(), Some(RunError::Cancelled));
 }
 
 #[wasm_bindgen_test]
 async fn histograms_and_npy_match_the_engine() {
-    let cp = open("gguf_all_types.gguf", ALL_TYPES).await;
-    let src = Source::from(BlobSource::new(blob(ALL_TYPES)));
+    let (cp, src) = open("gguf_all_types.gguf", ALL_TYPES).await;
     let t = cp.tensor("t.Q4_K").unwrap();
     let mut last = (0, 0);
     let sink = histogram(t, &src, &Selection::Whole, true, &Cancel::new(), |d, n| last = (d, n)).await.unwrap();
@@ -91,14 +101,13 @@ async fn histograms_and_npy_match_the_engine() {
 
 #[wasm_bindgen_test]
 async fn array_items_past_the_kept_ones_are_read_on_demand() {
-    let cp = open("gguf_v3_le.gguf", GGUF).await;
+    let (cp, src) = open("gguf_v3_le.gguf", GGUF).await;
     let Some(tensorscope::engine::model::MetaValue::Gguf(tensorscope::engine::gguf::Value::Array(a))) =
         cp.meta("tokenizer.ggml.tokens")
     else {
         panic!("tokens are an array")
     };
-    let items =
-        array_items(a, &Source::from(BlobSource::new(blob(GGUF))), false, 0, a.len, &Cancel::new()).await.unwrap();
+    let items = array_items(a, &src, 0, false, 0, a.len, &Cancel::new()).await.unwrap();
     assert_eq!(items.len() as u64, a.len);
     assert_eq!(items[..a.items.len()], a.items[..]);
 }

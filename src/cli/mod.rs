@@ -13,8 +13,8 @@ pub use args::{parse_args, Args, Command};
 pub use open::{expand, open_paths};
 pub use source::FileSource;
 
-use crate::engine::findings::has_error;
-use crate::engine::report::report;
+use crate::engine::findings::Severity;
+use crate::engine::report::Report;
 
 const USAGE: &str = "\
 usage: tensorscope <command> PATH... [options]
@@ -50,7 +50,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return 2;
         }
     };
-    let mut cp = match open_paths(&args.paths) {
+    let cp = match open_paths(&args.paths) {
         Ok((cp, _)) => cp,
         Err(e) => {
             let _ = writeln!(err, "tensorscope: {e}");
@@ -66,19 +66,27 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             }
         };
     }
-    let mut json = report(&cp);
-    if args.command == Command::Check {
-        if let Err(e) = check::run(&args, &mut cp, &mut json) {
-            let _ = writeln!(err, "tensorscope: {e}");
-            return 2;
-        }
-    }
+    let (outcome, expected) = match args.command {
+        Command::Check => match check::run(&args, &cp) {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = writeln!(err, "tensorscope: {e}");
+                return 2;
+            }
+        },
+        _ => Default::default(),
+    };
+    let report = Report::check(&cp, &outcome, &expected);
     let written = match (args.command, args.json) {
         (Command::Inspect | Command::Check, true) => {
-            serde_json::to_writer_pretty(&mut *out, &json).map_err(std::io::Error::from).and_then(|_| writeln!(out))
+            let mut w = std::io::BufWriter::new(&mut *out);
+            serde_json::to_writer_pretty(&mut w, &report)
+                .map_err(std::io::Error::from)
+                .and_then(|_| writeln!(w))
+                .and_then(|_| w.flush())
         }
         (Command::Inspect, false) => text::inspect(&cp, out),
-        (Command::Check, false) => text::check(&cp, &json, out),
+        (Command::Check, false) => text::check(&report, &outcome, out),
         (Command::Hist | Command::Export, _) => unreachable!("handled above"),
     };
     if let Err(e) = written {
@@ -87,5 +95,6 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return 2;
         }
     }
-    i32::from(has_error(&cp.findings))
+    let failed = report.findings().any(|f| f.severity == Severity::Error);
+    i32::from(failed)
 }

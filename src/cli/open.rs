@@ -1,13 +1,11 @@
 //! Opening local paths (files or model folders) as one checkpoint.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use super::source::FileSource;
+use super::source::run_job;
+use crate::engine::job::open_job;
 use crate::engine::model::{Checkpoint, FileInfo};
-use crate::engine::open::FileDecoder;
-use crate::engine::shards::assemble;
-use crate::engine::step::{drive, CHUNK_BYTES};
 
 /// The files named by `paths`: files as given, folders by their direct children, sorted.
 pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
@@ -27,22 +25,34 @@ pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
 }
 
 /// Read the headers of every file and assemble them into one checkpoint.
-/// Returns the checkpoint and the bytes read.
+/// Returns the checkpoint and the header bytes read.
 pub fn open_paths(paths: &[PathBuf]) -> io::Result<(Checkpoint, u64)> {
-    let mut parsed = Vec::new();
-    let mut total_read = 0;
-    for path in expand(paths)? {
-        let (info, p, read) = open_file(&path)?;
-        total_read += read;
-        parsed.push((info, p));
-    }
-    Ok((assemble(parsed), total_read))
+    let files: Vec<FileInfo> = expand(paths)?
+        .iter()
+        .map(|p| Ok(FileInfo::new(p.to_string_lossy(), std::fs::metadata(p)?.len())))
+        .collect::<io::Result<_>>()?;
+    let names: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let lens = files.iter().map(|f| f.size).collect();
+    let mut read = 0u64;
+    let job = open_job(files);
+    let cp = run_job(Counted { job, read: &mut read }, &names, lens).map_err(io::Error::other)?;
+    Ok((cp, read))
 }
 
-fn open_file(path: &Path) -> io::Result<(FileInfo, crate::engine::open::Parsed, u64)> {
-    let mut src = FileSource::open(path)?;
-    let name = path.to_string_lossy().into_owned();
-    let decoder = FileDecoder::new(&name, src.len());
-    let parsed = drive(decoder, CHUNK_BYTES, |r| src.read(r))?;
-    Ok((FileInfo { path: name, size: src.len() }, parsed, src.bytes_read))
+/// A job that counts the bytes fed to it.
+struct Counted<'a, J> {
+    job: J,
+    read: &'a mut u64,
+}
+
+impl<J: crate::engine::job::Job> crate::engine::job::Job for Counted<'_, J> {
+    type Output = J::Output;
+    fn step(&mut self) -> crate::engine::job::JobStep<J::Output> {
+        self.job.step()
+    }
+    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), crate::engine::step::FeedError> {
+        *self.read += bytes.len() as u64;
+        self.job.feed(file, offset, bytes)
+    }
 }

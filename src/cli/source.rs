@@ -1,9 +1,11 @@
-//! Positioned reads from a local file.
+//! Positioned reads from local files, and the CLI's driver for engine jobs.
 
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
+use crate::engine::job::{self, Job, RunError};
+use crate::engine::model::Checkpoint;
 use crate::engine::range::ByteRange;
 
 /// A local file read with positioned reads, never whole.
@@ -38,6 +40,36 @@ impl FileSource {
         self.bytes_read += n;
         Ok(buf)
     }
+}
+
+/// Run `job` over local files `paths` (indexed as the job indexes them), opening each when it is
+/// first read and keeping one open at a time (a set of 10k shards needs no 10k descriptors).
+/// `lens` are the sizes the job was planned for; a file whose size changed is an error.
+pub fn run_job<J: Job>(job: J, paths: &[&str], lens: Vec<u64>) -> Result<J::Output, String> {
+    let mut open: Option<(usize, FileSource)> = None;
+    job::run(job, lens.clone(), |file, range| {
+        if open.as_ref().is_none_or(|(i, _)| *i != file) {
+            let path = paths.get(file).ok_or_else(|| format!("file {file} is not open"))?;
+            let src = FileSource::open(Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
+            if src.len() != lens[file] {
+                return Err(format!(
+                    "{path}: the file changed since it was opened ({} bytes, was {})",
+                    src.len(),
+                    lens[file]
+                ));
+            }
+            open = Some((file, src));
+        }
+        let (_, src) = open.as_mut().expect("opened above");
+        src.read(range).map_err(|e| format!("{}: {e}", paths[file]))
+    })
+    .map_err(|e: RunError| e.to_string())
+}
+
+/// Run `job` over the files of `cp`.
+pub fn run_on<J: Job>(job: J, cp: &Checkpoint) -> Result<J::Output, String> {
+    let paths: Vec<&str> = cp.files.iter().map(|f| f.path.as_str()).collect();
+    run_job(job, &paths, cp.files.iter().map(|f| f.size).collect())
 }
 
 #[cfg(unix)]

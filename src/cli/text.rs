@@ -1,12 +1,27 @@
 //! Human-readable tables for the terminal.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
-use crate::engine::findings::Severity;
+use crate::engine::findings::{Finding, Severity};
 use crate::engine::gguf::Value;
+use crate::engine::hist_report::HistReport;
+use crate::engine::job::{CheckOutcome, ScanOutcome};
 use crate::engine::model::{Checkpoint, MetaValue};
 use crate::engine::naming::{file_type_name, parse_name};
+use crate::engine::report::Report;
 use crate::engine::summary::summarize;
+
+/// Text from a file made safe for a terminal: control characters (C0, DEL, C1) and the
+/// bidirectional overrides that can disguise text are written as `\u{…}` escapes, so a tensor
+/// name or metadata value cannot move the cursor, recolour the screen or reorder what is shown.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(s.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
+}
 
 /// Longest metadata value shown on one line.
 const VALUE_CHARS: usize = 100;
@@ -18,7 +33,7 @@ pub fn inspect(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "\nmetadata ({} keys)", cp.metadata.len())?;
         let width = cp.metadata.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0).min(48);
         for (k, v) in &cp.metadata {
-            writeln!(out, "  {k:<width$}  {}", clip(&meta_text(v)))?;
+            writeln!(out, "  {:<width$}  {}", escape(k), clip(&meta_text(v)))?;
         }
     }
     writeln!(out, "\ntensors ({})", cp.tensors.len())?;
@@ -26,40 +41,52 @@ pub fn inspect(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
     for t in &cp.tensors {
         let shape = t.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(" x ");
         let file = if cp.files.len() > 1 { format!("  file {}", t.file) } else { String::new() };
+        let at = match (&t.data, t.offset) {
+            (Ok(_), Some(o)) => o.to_string(),
+            (_, Some(o)) => format!("{o} (not readable)"),
+            (_, None) => "unknown".to_owned(),
+        };
         writeln!(
             out,
-            "  {:<width$}  {:<8} {:<22} {:>14} B  @ {}{file}",
-            t.name,
-            t.dtype.name(),
+            "  {:<width$}  {:<8} {:<22} {:>14} B  @ {at}{file}",
+            escape(&t.name),
+            escape(&t.dtype.name()),
             format!("[{shape}]"),
             t.nbytes,
-            t.offset
         )?;
     }
-    findings(cp, out)
+    findings(cp.findings.iter(), out)
 }
 
 /// The `check` view: files (with digests), scan counts and findings.
-pub fn check(cp: &Checkpoint, report: &serde_json::Value, out: &mut dyn Write) -> io::Result<()> {
+pub fn check(report: &Report<'_>, outcome: &CheckOutcome, out: &mut dyn Write) -> io::Result<()> {
+    let cp = report.checkpoint();
     for (i, f) in cp.files.iter().enumerate() {
-        match report["files"][i]["sha256"].as_str() {
-            Some(h) => writeln!(out, "{h}  {}  ({} bytes)", f.path, f.size)?,
-            None => writeln!(out, "{}  {} bytes", f.path, f.size)?,
+        match outcome.digests.as_ref().and_then(|d| d.get(i)) {
+            Some(h) => writeln!(out, "{h}  {}  ({} bytes)", escape(&f.path), f.size)?,
+            None => writeln!(out, "{}  {} bytes", escape(&f.path), f.size)?,
         }
     }
-    if let Some(scan) = report["scan"].as_array() {
-        let bad = scan.iter().filter(|s| s["nan"].as_u64().unwrap_or(0) + s["inf"].as_u64().unwrap_or(0) > 0).count();
-        let values: u64 = scan.iter().filter_map(|s| s["values"].as_u64()).sum();
-        writeln!(out, "scanned {} tensors ({values} values): {bad} hold NaN or infinite values", scan.len())?;
+    if let Some(scan) = &outcome.scan {
+        let counted: Vec<_> = scan
+            .iter()
+            .filter_map(|o| match o {
+                ScanOutcome::Counted(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let bad = counted.iter().filter(|c| c.nan + c.inf > 0).count();
+        let values: u64 = counted.iter().map(|c| c.values).sum();
+        writeln!(out, "scanned {} tensors ({values} values): {bad} hold NaN or infinite values", counted.len())?;
     }
-    findings(cp, out)
+    findings(report.findings(), out)
 }
 
 fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
     let s = summarize(cp);
     writeln!(out, "format   {}", cp.format.name())?;
     for (i, f) in cp.files.iter().enumerate() {
-        writeln!(out, "file {i}   {}  ({} bytes)", f.path, f.size)?;
+        writeln!(out, "file {i}   {}  ({} bytes)", escape(&f.path), f.size)?;
     }
     writeln!(
         out,
@@ -80,9 +107,9 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
             writeln!(
                 out,
                 "name     base '{}'  size {}  encoding {}",
-                p.base_name,
-                p.size_label.as_deref().unwrap_or("-"),
-                p.encoding.as_deref().unwrap_or("-")
+                escape(&p.base_name),
+                escape(p.size_label.as_deref().unwrap_or("-")),
+                escape(p.encoding.as_deref().unwrap_or("-"))
             )?;
         }
     }
@@ -91,7 +118,8 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
         let share = if s.all.bytes == 0 { 0.0 } else { 100.0 * t.bytes as f64 / s.all.bytes as f64 };
         writeln!(
             out,
-            "  {name:<12} {:>7} tensors {:>16} params {:>16} bytes {share:>6.2}%  {:.3} bpw",
+            "  {:<12} {:>7} tensors {:>16} params {:>16} bytes {share:>6.2}%  {:.3} bpw",
+            escape(name),
             t.tensors,
             t.params,
             t.bytes,
@@ -101,24 +129,25 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn findings(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
-    let errors = cp.findings.iter().filter(|f| f.severity == Severity::Error).count();
-    writeln!(out, "\nfindings ({}, {errors} errors)", cp.findings.len())?;
-    for f in &cp.findings {
+fn findings<'a>(all: impl Iterator<Item = &'a Finding> + Clone, out: &mut dyn Write) -> io::Result<()> {
+    let errors = all.clone().filter(|f| f.severity == Severity::Error).count();
+    let n = all.clone().count();
+    writeln!(out, "\nfindings ({n}, {errors} errors)")?;
+    for f in all {
         let sev = match f.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Info => "info",
         };
         let at = match (f.file, &f.tensor) {
-            (Some(i), Some(t)) => format!(" [file {i}, tensor {t}]"),
+            (Some(i), Some(t)) => format!(" [file {i}, tensor {}]", escape(t)),
             (Some(i), None) => format!(" [file {i}]"),
-            (None, Some(t)) => format!(" [tensor {t}]"),
+            (None, Some(t)) => format!(" [tensor {}]", escape(t)),
             (None, None) => String::new(),
         };
-        writeln!(out, "  {sev:<7} {}{at}: {}", f.code, f.message)?;
+        writeln!(out, "  {sev:<7} {}{at}: {}", f.code, escape(&f.message))?;
     }
-    if cp.findings.is_empty() {
+    if n == 0 {
         writeln!(out, "  none: the headers keep every rule checked")?;
     }
     Ok(())
@@ -126,8 +155,8 @@ fn findings(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
 
 fn meta_text(v: &MetaValue) -> String {
     match v {
-        MetaValue::Text(s) => format!("{s:?}"),
-        MetaValue::Gguf(v) => value_text(v),
+        MetaValue::Text(s) => escape(&format!("{s:?}")).into_owned(),
+        MetaValue::Gguf(v) => escape(&value_text(v)).into_owned(),
     }
 }
 
@@ -151,28 +180,35 @@ fn clip(s: &str) -> String {
 }
 
 /// The `hist` view: statistics and a bar per bin.
-pub fn hist(r: &serde_json::Value, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "tensor   {}  ({}, {} elements)",
-        r["tensor"].as_str().unwrap_or(""),
-        r["dtype"].as_str().unwrap_or(""),
-        r["elements"]
-    )?;
-    writeln!(out, "values   {}   nan {}   inf {}   zero {}", r["count"], r["nan"], r["inf"], r["zero"])?;
-    writeln!(out, "min {}   max {}   mean {}   std {}", r["min"], r["max"], r["mean"], r["std"])?;
-    let bins: Vec<u64> =
-        r["bins"].as_array().map(|b| b.iter().filter_map(|v| v.as_u64()).collect()).unwrap_or_default();
-    let (lo, hi) = (r["lo"].as_f64().unwrap_or(0.0), r["hi"].as_f64().unwrap_or(0.0));
-    let top = bins.iter().copied().max().unwrap_or(0).max(1);
-    let width = (hi - lo) / bins.len().max(1) as f64;
-    for (i, &c) in bins.iter().enumerate() {
+pub fn hist(r: &HistReport, out: &mut dyn Write) -> io::Result<()> {
+    let num = |v: Option<crate::engine::report::Float>| v.map_or("-".to_owned(), |f| f.0.to_string());
+    writeln!(out, "tensor   {}  ({}, {} elements)", escape(&r.tensor), escape(&r.dtype), r.elements)?;
+    writeln!(out, "values   {}   nan {}   inf {}   zero {}", r.count, r.nan, r.inf, r.zero)?;
+    writeln!(out, "min {}   max {}   mean {}   std {}", num(r.min), num(r.max), num(r.mean), num(r.std))?;
+    let (lo, hi) = (r.lo.0, r.hi.0);
+    let top = r.bins.iter().copied().max().unwrap_or(0).max(1);
+    let width = (hi - lo) / r.bins.len().max(1) as f64;
+    for (i, &c) in r.bins.iter().enumerate() {
         let bar = "#".repeat(((c as f64 / top as f64) * 50.0).round() as usize);
         writeln!(out, "  {:>13.6e} {c:>12} {bar}", lo + width * i as f64)?;
     }
-    if let Some(s) = r.get("scales") {
+    if let Some(s) = &r.scales {
         writeln!(out, "\nblock scales")?;
         hist(s, out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_from_files_are_escaped() {
+        assert_eq!(escape("blk.0.attn_q.weight"), "blk.0.attn_q.weight");
+        assert_eq!(escape("a\x1b[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(escape("x\ny\r\u{7f}\u{9b}"), "x\\u{a}y\\u{d}\\u{7f}\\u{9b}");
+        assert_eq!(escape("evil\u{202e}txt.exe"), "evil\\u{202e}txt.exe");
+        assert_eq!(escape("ünïcode ok"), "ünïcode ok");
+    }
 }

@@ -1,83 +1,53 @@
-//! `hist` and `export`: reading a tensor's bytes with positioned reads and decoding them.
+//! `hist` and `export`: the histogram and `.npy` jobs over local files.
 
 use std::io::Write;
-use std::path::Path;
 
 use super::args::{Args, Command};
-use super::source::FileSource;
-use crate::engine::decode::codec_for;
-use crate::engine::hist_report::hist_json;
+use super::source::run_on;
+use crate::engine::hist_report::HistReport;
+use crate::engine::job::{histogram_job, npy_job, Poll, Runner};
 use crate::engine::model::{Checkpoint, Tensor};
-use crate::engine::npy::{self, NpySink};
-use crate::engine::plan::{plan, Selection};
-use crate::engine::scan::{HistogramSink, Scan, Sink};
-use crate::engine::step::{Decoder, Step};
 
 /// Run `hist` or `export` on the opened checkpoint.
 pub fn run(args: &Args, cp: &Checkpoint, out: &mut dyn Write) -> Result<(), String> {
     let name = args.tensor.as_deref().unwrap_or_default();
     let t = cp.tensor(name).ok_or_else(|| no_such_tensor(cp, name))?;
-    let codec =
-        codec_for(&t.dtype).ok_or(format!("tensor '{name}' has dtype {}, which cannot be decoded", t.dtype.name()))?;
-    let path = Path::new(&cp.files[t.file].path);
-    let mut src = FileSource::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bad = |e: crate::engine::job::ValuesError| format!("tensor '{name}': {e}");
     match args.command {
         Command::Hist => {
-            let p = plan(t, &codec, &args.selection).map_err(|e| format!("tensor '{name}': {e}"))?;
-            let sink = scan(Scan::new(p, codec, HistogramSink::new(args.scales)), &mut src, |_| Ok(()))?;
-            let mut report = hist_json(t, &sink.values, args.bins);
-            if let Some(scales) = &sink.scales {
-                report["scales"] = hist_json(t, scales, args.bins);
-            }
-            let written = if args.json {
-                serde_json::to_writer_pretty(&mut *out, &report).map_err(|e| e.to_string()).map(|_| writeln!(out).ok())
-            } else {
-                super::text::hist(&report, out).map(|_| None).map_err(|e| e.to_string())
-            };
-            written.map(|_| ())
+            let sink = run_on(histogram_job(t, &args.selection, args.scales).map_err(bad)?, cp)?;
+            let report = HistReport::new(t, &sink.values, args.bins, sink.scales.as_ref());
+            let written =
+                if args.json { out.write_all(report.to_text().as_bytes()) } else { super::text::hist(&report, out) };
+            written.map_err(|e| e.to_string())
         }
-        Command::Export => export(args, t, codec, &mut src),
+        Command::Export => export(args, cp, t),
         _ => unreachable!("only hist and export read values"),
     }
 }
 
-fn export(
-    args: &Args,
-    t: &Tensor,
-    codec: crate::engine::decode::BlockCodec,
-    src: &mut FileSource,
-) -> Result<(), String> {
-    let (descr, raw) = npy::layout(&t.dtype).ok_or(format!("dtype {} cannot be exported", t.dtype.name()))?;
-    let p = plan(t, &codec, &Selection::Whole).map_err(|e| format!("tensor '{}': {e}", t.name))?;
+fn export(args: &Args, cp: &Checkpoint, t: &Tensor) -> Result<(), String> {
+    let job = npy_job(t).map_err(|e| format!("tensor '{}': {e}", t.name))?;
     let out_path = args.npy.as_deref().expect("checked by the argument parser");
-    let file = std::fs::File::create(out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
-    let mut file = std::io::BufWriter::new(file);
     let io = |e: std::io::Error| format!("{}: {e}", out_path.display());
-    file.write_all(&npy::header(descr, &npy::numpy_shape(t))).map_err(io)?;
-    let sink = NpySink { raw, out: Vec::new() };
-    scan(Scan::new(p, codec, sink), src, |s: &mut NpySink| file.write_all(&std::mem::take(&mut s.out)).map_err(io))?;
-    file.flush().map_err(io)
-}
-
-/// Drive a scan over `src`, letting `drain` empty the sink after every piece.
-fn scan<S: Sink + Default>(
-    mut scan: Scan<S>,
-    src: &mut FileSource,
-    mut drain: impl FnMut(&mut S) -> Result<(), String>,
-) -> Result<S, String> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(out_path).map_err(io)?);
+    let mut src = super::source::FileSource::open(std::path::Path::new(&cp.files[t.file].path))
+        .map_err(|e| format!("{}: {e}", cp.files[t.file].path))?;
+    if src.len() != cp.files[t.file].size {
+        return Err(format!("{}: the file changed since it was opened", cp.files[t.file].path));
+    }
+    let lens = cp.files.iter().map(|f| f.size).collect();
+    let mut r = Runner::new(job, lens);
     loop {
-        match scan.step() {
-            Step::Done(mut sink) => {
-                drain(&mut sink)?;
-                return Ok(sink);
+        match r.poll().map_err(|e| e.to_string())? {
+            Poll::Read(_, range) => {
+                let bytes = src.read(range).map_err(|e| e.to_string())?;
+                r.fill(t.file, range, bytes).map_err(|e| e.to_string())?;
             }
-            Step::Need(r) => {
-                if r.end > src.len() {
-                    return Err(format!("the file ends at {} before the tensor's data (needs {r})", src.len()));
-                }
-                let bytes = src.read(r).map_err(|e| e.to_string())?;
-                scan.feed(r.start, &bytes).map_err(|e| e.to_string())?;
-                drain(scan.sink_mut())?;
+            Poll::Fed => file.write_all(&r.job_mut().sink_mut().take()).map_err(io)?,
+            Poll::Done(mut sink) => {
+                file.write_all(&sink.take()).map_err(io)?;
+                return file.flush().map_err(io);
             }
         }
     }
@@ -87,8 +57,9 @@ fn no_such_tensor(cp: &Checkpoint, name: &str) -> String {
     let close: Vec<&str> =
         cp.tensors.iter().map(|t| t.name.as_str()).filter(|n| n.contains(name) || name.contains(*n)).take(5).collect();
     if close.is_empty() {
-        format!("no tensor named '{name}'")
+        format!("no tensor named '{}'", super::text::escape(name))
     } else {
-        format!("no tensor named '{name}'; similar: {}", close.join(", "))
+        let close: Vec<String> = close.iter().map(|n| super::text::escape(n).into_owned()).collect();
+        format!("no tensor named '{}'; similar: {}", super::text::escape(name), close.join(", "))
     }
 }

@@ -1,12 +1,8 @@
-//! The offline check's value passes: SHA-256 of whole files and a NaN/Inf scan of every
-//! tensor, both sans-IO and chunked so memory stays bounded whatever the file size.
-
-use sha2::{Digest, Sha256};
+//! The offline check's rules: NaN/Inf findings, and expected digests compared with the SHA-256
+//! of each file (the passes themselves are [`job::check_job`](super::job::check_job)).
 
 use super::findings::Finding;
-use super::range::ByteRange;
-use super::scan::Sink;
-use super::step::{Decoder, FeedError, Step, CHUNK_BYTES};
+use super::job::NonFiniteSink;
 
 /// Stable codes of the check's rules.
 pub mod rules {
@@ -14,70 +10,6 @@ pub mod rules {
     pub const HASH_MISMATCH: &str = "check.sha256_mismatch";
     pub const HASH_MATCH: &str = "check.sha256_match";
     pub const NOT_SCANNED: &str = "check.not_scanned";
-}
-
-/// SHA-256 of a whole file, read in chunks.
-pub struct Sha256File {
-    len: u64,
-    at: u64,
-    hasher: Sha256,
-}
-
-impl Sha256File {
-    pub fn new(len: u64) -> Self {
-        Sha256File { len, at: 0, hasher: Sha256::new() }
-    }
-
-    /// Bytes hashed so far, and in all.
-    pub fn progress(&self) -> (u64, u64) {
-        (self.at, self.len)
-    }
-}
-
-impl Decoder for Sha256File {
-    /// The lowercase hex digest.
-    type Output = String;
-
-    fn step(&mut self) -> Step<String> {
-        if self.at < self.len {
-            return Step::Need(ByteRange::new(self.at, self.len.min(self.at.saturating_add(CHUNK_BYTES))));
-        }
-        let digest = std::mem::take(&mut self.hasher).finalize();
-        Step::Done(digest.iter().map(|b| format!("{b:02x}")).collect())
-    }
-
-    fn feed(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
-        if offset != self.at {
-            return Err(FeedError { expected: self.at, got: offset });
-        }
-        let take = bytes.len().min((self.len - self.at) as usize);
-        self.hasher.update(&bytes[..take]);
-        self.at += take as u64;
-        Ok(())
-    }
-}
-
-/// Counts NaN and infinite values of one tensor.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct NonFiniteSink {
-    pub values: u64,
-    pub nan: u64,
-    pub inf: u64,
-}
-
-impl Sink for NonFiniteSink {
-    fn values(&mut self, _first_elem: u64, values: &[f32]) {
-        self.values += values.len() as u64;
-        for v in values {
-            if !v.is_finite() {
-                if v.is_nan() {
-                    self.nan += 1;
-                } else {
-                    self.inf += 1;
-                }
-            }
-        }
-    }
 }
 
 /// The finding for a tensor holding NaN or infinite values, if it does.
@@ -89,9 +21,12 @@ pub fn non_finite_finding(tensor: &str, file: usize, s: &NonFiniteSink) -> Optio
     })
 }
 
+/// Expected digests: `(file name or None, lowercase hex)` per line given.
+pub type Expected = Vec<(Option<String>, String)>;
+
 /// Expected digests from `sha256sum` output (`<hex>  <name>` or `<hex> *<name>`) or bare hex
 /// lines (matched to files in order): `(file name or None, lowercase hex)`.
-pub fn parse_expected(text: &str) -> Vec<(Option<String>, String)> {
+pub fn parse_expected(text: &str) -> Expected {
     text.lines()
         .filter_map(|line| {
             let line = line.trim();
@@ -118,18 +53,6 @@ pub fn compare_digest(file: usize, path: &str, got: &str, want: &str) -> Finding
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::step::drive;
-
-    #[test]
-    fn digests_match_known_vectors_in_any_chunking() {
-        let data = b"abc";
-        for chunk in [1, 2, 1 << 20] {
-            let h = drive(Sha256File::new(3), chunk, |r| Ok::<_, ()>(data[r.start as usize..r.end as usize].to_vec()));
-            assert_eq!(h.unwrap(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-        }
-        let h = drive(Sha256File::new(0), 8, |_| Ok::<_, ()>(vec![])).unwrap();
-        assert_eq!(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    }
 
     #[test]
     fn expected_digests_are_read_from_sha256sum_output() {

@@ -1,29 +1,63 @@
 //! The report of `tensorscope hist`: statistics and bins of a tensor's (selected) values.
 
-use serde_json::{json, Value as Json};
+use serde::Serialize;
 
 use super::histogram::Histogram;
 use super::model::Tensor;
+use super::report::Float;
 
-/// The JSON of `DESIGN.md` for a histogram of `t` over `count` values in `bins` bins.
-pub fn hist_json(t: &Tensor, h: &Histogram, bins: usize) -> Json {
-    let s = &h.stats;
-    let b = h.bins(bins);
-    let finite_or_null = |v: f64| if v.is_finite() { json!(v) } else { Json::Null };
-    json!({
-        "tensor": t.name,
-        "dtype": t.dtype.name(),
-        "elements": t.elems().unwrap_or(0),
-        "count": s.count,
-        "nan": s.nan,
-        "inf": s.pos_inf + s.neg_inf,
-        "zero": s.zero,
-        "min": finite_or_null(s.min),
-        "max": finite_or_null(s.max),
-        "mean": if s.finite > 0 { json!(s.mean) } else { Json::Null },
-        "std": if s.finite > 0 { json!(s.std()) } else { Json::Null },
-        "lo": b.lo,
-        "hi": b.hi,
-        "bins": b.counts,
-    })
+/// The JSON of `DESIGN.md` for a histogram: statistics over the finite values (`min`, `max`,
+/// `mean` and `std` are `null` when there are none), and `scales` when block scales were taken.
+#[derive(Serialize)]
+pub struct HistReport {
+    pub tensor: String,
+    pub dtype: String,
+    pub elements: u64,
+    pub count: u64,
+    pub nan: u64,
+    pub inf: u64,
+    pub zero: u64,
+    pub min: Option<Float>,
+    pub max: Option<Float>,
+    pub mean: Option<Float>,
+    pub std: Option<Float>,
+    pub lo: Float,
+    pub hi: Float,
+    pub bins: Vec<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scales: Option<Box<HistReport>>,
+}
+
+impl HistReport {
+    /// The report of histogram `h` of tensor `t` in `bins` bins, with `scales` of its block
+    /// scales when given.
+    pub fn new(t: &Tensor, h: &Histogram, bins: usize, scales: Option<&Histogram>) -> Self {
+        let s = &h.stats;
+        let b = h.bins(bins);
+        let finite = |v: f64| (s.finite > 0).then_some(Float(v));
+        HistReport {
+            tensor: t.name.clone(),
+            dtype: t.dtype.name(),
+            elements: t.elems().unwrap_or(0),
+            count: s.count,
+            nan: s.nan,
+            inf: s.pos_inf + s.neg_inf,
+            zero: s.zero,
+            min: finite(s.min),
+            max: finite(s.max),
+            mean: finite(s.mean),
+            std: finite(s.std()),
+            lo: Float(b.lo),
+            hi: Float(b.hi),
+            bins: b.counts,
+            scales: scales.map(|sc| Box::new(HistReport::new(t, sc, bins, None))),
+        }
+    }
+
+    /// Pretty JSON and a newline, as the CLI prints it.
+    pub fn to_text(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
 }

@@ -2,6 +2,7 @@
 
 use super::findings::Finding;
 use super::gguf::{GgmlType, Value};
+use super::range::ByteRange;
 use super::safetensors::Dtype as StDtype;
 
 /// The checkpoint format.
@@ -51,11 +52,91 @@ impl Dtype {
     }
 }
 
-/// One file of the checkpoint, as given.
+/// One file of the checkpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileInfo {
     pub path: String,
     pub size: u64,
+    /// Position of this file in the list given to [`assemble`](super::shards::assemble): byte
+    /// sources are aligned with [`Checkpoint::files`] through it, never by name.
+    pub given: usize,
+}
+
+impl FileInfo {
+    /// A file called `path` of `size` bytes (its position is set when the set is assembled).
+    pub fn new(path: impl Into<String>, size: u64) -> Self {
+        FileInfo { path: path.into(), size, given: 0 }
+    }
+}
+
+/// Where a tensor's data lies: a range inside its file whose length is exactly what the dtype
+/// and shape take. Only [`Extent::check`] makes one, so every extent is valid by construction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    range: ByteRange,
+    elems: u64,
+}
+
+impl Extent {
+    /// The extent of `len` bytes at absolute `offset` holding `shape` of `dtype`, in a file of
+    /// `file_len` bytes; or why the data cannot be located.
+    pub fn check(dtype: &Dtype, shape: &[u64], offset: u64, len: u64, file_len: u64) -> Result<Extent, Lost> {
+        let elems = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).ok_or(Lost::NoSize)?;
+        let needed = dtype.nbytes(elems).ok_or(Lost::NoSize)?;
+        if needed != len {
+            return Err(Lost::SizeMismatch { declared: len, needed });
+        }
+        match offset.checked_add(len) {
+            Some(end) if end <= file_len => Ok(Extent { range: ByteRange::new(offset, end), elems }),
+            end => Err(Lost::PastEnd { end, file_len }),
+        }
+    }
+
+    /// The absolute byte range of the data in its file.
+    pub fn range(&self) -> ByteRange {
+        self.range
+    }
+
+    /// Elements stored in the range.
+    pub fn elems(&self) -> u64 {
+        self.elems
+    }
+}
+
+/// Why a tensor's data cannot be located (a finding names the rule and where); such a tensor
+/// is listed but offers no decoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lost {
+    /// The header breaks off before its data section begins, so no offset is known.
+    NoDataSection,
+    /// The type defines no byte size for this shape (unknown or removed type, a row that is not
+    /// a whole number of blocks, an element count that overflows).
+    NoSize,
+    /// The header's byte span differs from what the dtype and shape take.
+    SizeMismatch { declared: u64, needed: u64 },
+    /// The data would end past the end of the file (`None`: the end overflows `u64`).
+    PastEnd { end: Option<u64>, file_len: u64 },
+    /// The header's data offsets end before they begin.
+    Inverted,
+}
+
+impl std::fmt::Display for Lost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Lost::NoDataSection => {
+                write!(f, "the header breaks off before its data section, so where the data lies is unknown")
+            }
+            Lost::NoSize => write!(f, "its type defines no byte size for this shape"),
+            Lost::SizeMismatch { declared, needed } => {
+                write!(f, "the header gives it {declared} bytes but its dtype and shape take {needed}")
+            }
+            Lost::PastEnd { end: Some(end), file_len } => {
+                write!(f, "its data would end at byte {end}, past the end of the {file_len}-byte file")
+            }
+            Lost::PastEnd { end: None, .. } => write!(f, "its data would end past byte 2^64"),
+            Lost::Inverted => write!(f, "its data offsets end before they begin"),
+        }
+    }
 }
 
 /// A tensor as the header describes it.
@@ -67,9 +148,12 @@ pub struct Tensor {
     pub shape: Vec<u64>,
     /// Index into [`Checkpoint::files`].
     pub file: usize,
-    /// Absolute byte offset of the tensor's first byte in its file.
-    pub offset: u64,
+    /// The absolute offset the header declares, when one is known (shown, never read from).
+    pub offset: Option<u64>,
+    /// Bytes the header declares (0 when the type defines no size).
     pub nbytes: u64,
+    /// Where the data lies, validated once when the set was assembled; the only way to read it.
+    pub data: Result<Extent, Lost>,
 }
 
 impl Tensor {
@@ -111,5 +195,10 @@ impl Checkpoint {
     /// The tensor called `name`.
     pub fn tensor(&self, name: &str) -> Option<&Tensor> {
         self.tensors.iter().find(|t| t.name == name)
+    }
+
+    /// The index of the tensor called `name`.
+    pub fn tensor_index(&self, name: &str) -> Option<usize> {
+        self.tensors.iter().position(|t| t.name == name)
     }
 }

@@ -4,7 +4,6 @@
 use super::gguf::GgmlType;
 use super::model::{Dtype, Tensor};
 use super::safetensors::Dtype as St;
-use super::scan::Sink;
 
 /// How a tensor is written: the numpy `descr`, and whether its bytes are copied as stored
 /// (`raw`) or decoded to little-endian `f32`.
@@ -67,28 +66,6 @@ pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
     }
     out.extend(dict.as_bytes());
     out
-}
-
-/// Collects a tensor's `.npy` data bytes; the caller drains `out` as the scan goes.
-#[derive(Debug, Default)]
-pub struct NpySink {
-    pub raw: bool,
-    pub out: Vec<u8>,
-}
-
-impl Sink for NpySink {
-    fn wants_values(&self) -> bool {
-        !self.raw
-    }
-    fn values(&mut self, _first_elem: u64, values: &[f32]) {
-        self.out.reserve(values.len() * 4);
-        for v in values {
-            self.out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    fn raw(&mut self, bytes: &[u8]) {
-        self.out.extend_from_slice(bytes);
-    }
 }
 
 #[cfg(test)]

@@ -15,10 +15,45 @@ pub fn expand_url(url: &str) -> String {
     format!("https://huggingface.co/{owner}/{repo}/resolve/{rev}/{path}")
 }
 
+/// Why a URL is not opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UrlError(pub String);
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "'{}' is not an http:, https: or hf:// URL; only those are opened", self.0)
+    }
+}
+
+/// The scheme of an absolute URL (`scheme:` as RFC 3986 spells it), lowercased.
+fn scheme(url: &str) -> Option<String> {
+    let (s, _) = url.split_once(':')?;
+    let mut chars = s.chars();
+    let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    ok.then(|| s.to_ascii_lowercase())
+}
+
+/// `url` (after `hf://` expansion) when it is an `http:` or `https:` URL with a host; anything
+/// else (`javascript:`, `file:`, `data:`, `blob:`, a bare path) is refused.
+pub fn check_url(url: &str) -> Result<String, UrlError> {
+    let u = expand_url(url.trim());
+    let host_ok = |rest: &str| rest.strip_prefix("//").is_some_and(|r| !r.is_empty() && !r.starts_with('/'));
+    match scheme(&u).as_deref() {
+        Some("http" | "https") if host_ok(&u[u.find(':').unwrap_or(0) + 1..]) => Ok(u),
+        _ => Err(UrlError(url.to_owned())),
+    }
+}
+
 /// `name` resolved against the URL `base` (a shard named in an index, relative to the index).
+/// A name with a scheme of its own is taken as it is (and checked by [`check_url`] like any).
 pub fn join_url(base: &str, name: &str) -> String {
-    if name.contains("://") {
+    if scheme(name).is_some() {
         return name.to_owned();
+    }
+    if let Some(rest) = name.strip_prefix("//") {
+        let s = scheme(base).unwrap_or_else(|| "https".into());
+        return format!("{s}://{rest}");
     }
     if name.starts_with('/') {
         return format!("{}{name}", base_origin(base).unwrap_or(""));
@@ -40,9 +75,41 @@ pub fn url_file_name(url: &str) -> &str {
     url[..path_end].rsplit('/').next().unwrap_or(url)
 }
 
+/// What was learned of a remote file at first contact, sent back with every later request so
+/// that a file replaced on the server is an error, never a mix of two files' bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pin {
+    /// The URL after redirects: later reads go there directly.
+    pub url: String,
+    pub total: u64,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+impl Pin {
+    /// The `If-Range` validator: a strong `ETag`, else `Last-Modified` (weak tags cannot be used).
+    pub fn if_range(&self) -> Option<&str> {
+        match &self.etag {
+            Some(e) if !e.starts_with("W/") => Some(e),
+            _ => self.last_modified.as_deref(),
+        }
+    }
+}
+
+/// The headers of a response that matter to range reading.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RangeHeaders<'a> {
+    pub content_range: Option<&'a str>,
+    pub etag: Option<&'a str>,
+    pub last_modified: Option<&'a str>,
+}
+
 /// Why a response to a `Range` request cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RangeError {
+    /// The file is not the one first read: its size or validator changed, or the server sent
+    /// the whole (new) file in answer to `If-Range`.
+    Changed(String),
     /// `200 OK`: the server sends the whole file; it does not support range requests.
     RangeIgnored,
     /// Any status but 206 (and 200).
@@ -61,6 +128,10 @@ impl fmt::Display for RangeError {
             ),
             RangeError::Status(s) => write!(f, "the server answered HTTP {s}"),
             RangeError::BadContentRange(h) => write!(f, "the server's Content-Range '{h}' does not match the request"),
+            RangeError::Changed(what) => write!(
+                f,
+                "the file changed on the server since it was opened ({what}); reopen it to read the new version"
+            ),
         }
     }
 }
@@ -74,23 +145,45 @@ pub fn parse_content_range(header: &str) -> Option<(u64, u64, u64)> {
     (a <= b && b < total).then_some((a, b, total))
 }
 
-/// Judge a response to `Range: bytes=start-end_inclusive`: the file's total size, or why not.
+/// Judge a response to `Range: bytes=start-end_inclusive` (sent with `If-Range` when `pin` is
+/// given): the file's total size, or why the bytes cannot be used.
 pub fn check_range_response(
     status: u16,
-    content_range: Option<&str>,
+    headers: &RangeHeaders<'_>,
     start: u64,
     end_inclusive: u64,
+    pin: Option<&Pin>,
 ) -> Result<u64, RangeError> {
-    match status {
-        206 => {}
-        200 => return Err(RangeError::RangeIgnored),
-        s => return Err(RangeError::Status(s)),
+    match (status, pin) {
+        (206, _) => {}
+        // The server honoured Range at first contact: a whole body now means If-Range failed.
+        (200, Some(p)) if p.if_range().is_some() => {
+            return Err(RangeError::Changed("the server sent a new version in full".into()))
+        }
+        (200, _) => return Err(RangeError::RangeIgnored),
+        (s, _) => return Err(RangeError::Status(s)),
     }
-    let header = content_range.unwrap_or("");
-    match parse_content_range(header) {
-        Some((a, b, total)) if a == start && (b == end_inclusive || (b < end_inclusive && b + 1 == total)) => Ok(total),
-        _ => Err(RangeError::BadContentRange(header.to_owned())),
+    let header = headers.content_range.unwrap_or("");
+    let total = match parse_content_range(header) {
+        Some((a, b, total)) if a == start && (b == end_inclusive || (b < end_inclusive && b + 1 == total)) => total,
+        _ => return Err(RangeError::BadContentRange(header.to_owned())),
+    };
+    if let Some(p) = pin {
+        if total != p.total {
+            return Err(RangeError::Changed(format!("its size was {} bytes and is now {total}", p.total)));
+        }
+        if let (Some(was), Some(now)) = (&p.etag, headers.etag) {
+            if was != now {
+                return Err(RangeError::Changed(format!("its ETag was {was} and is now {now}")));
+            }
+        }
+        if let (None, Some(was), Some(now)) = (&p.etag, &p.last_modified, headers.last_modified) {
+            if was != now {
+                return Err(RangeError::Changed(format!("it was last modified {was} and now {now}")));
+            }
+        }
     }
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -115,19 +208,73 @@ mod tests {
         assert_eq!(url_file_name(idx), "model.safetensors.index.json");
     }
 
+    fn cr(h: &str) -> RangeHeaders<'_> {
+        RangeHeaders { content_range: Some(h), ..RangeHeaders::default() }
+    }
+
     #[test]
     fn range_responses_are_judged() {
-        assert_eq!(check_range_response(206, Some("bytes 0-99/1000"), 0, 99), Ok(1000));
-        assert_eq!(check_range_response(206, Some("bytes 900-999/1000"), 900, 1099), Ok(1000), "short at the end");
-        assert_eq!(check_range_response(200, None, 0, 99), Err(RangeError::RangeIgnored));
-        assert_eq!(check_range_response(404, None, 0, 99), Err(RangeError::Status(404)));
+        assert_eq!(check_range_response(206, &cr("bytes 0-99/1000"), 0, 99, None), Ok(1000));
+        assert_eq!(check_range_response(206, &cr("bytes 900-999/1000"), 900, 1099, None), Ok(1000), "short at the end");
+        let none = RangeHeaders::default();
+        assert_eq!(check_range_response(200, &none, 0, 99, None), Err(RangeError::RangeIgnored));
+        assert_eq!(check_range_response(404, &none, 0, 99, None), Err(RangeError::Status(404)));
         assert!(matches!(
-            check_range_response(206, Some("bytes 5-99/1000"), 0, 99),
+            check_range_response(206, &cr("bytes 5-99/1000"), 0, 99, None),
             Err(RangeError::BadContentRange(_))
         ));
-        assert!(matches!(check_range_response(206, None, 0, 99), Err(RangeError::BadContentRange(_))));
+        assert!(matches!(check_range_response(206, &none, 0, 99, None), Err(RangeError::BadContentRange(_))));
         assert_eq!(parse_content_range("bytes 0-0/5000000000"), Some((0, 0, 5_000_000_000)));
         assert_eq!(parse_content_range("bytes */1000"), None);
         assert!(RangeError::RangeIgnored.to_string().contains("does not support range requests"));
+    }
+
+    #[test]
+    fn a_pinned_file_that_changed_is_an_error_not_mixed_bytes() {
+        let pin = Pin { url: "https://h/x".into(), total: 1000, etag: Some("\"v1\"".into()), last_modified: None };
+        assert_eq!(pin.if_range(), Some("\"v1\""));
+        let same = RangeHeaders { content_range: Some("bytes 10-19/1000"), etag: Some("\"v1\""), last_modified: None };
+        assert_eq!(check_range_response(206, &same, 10, 19, Some(&pin)), Ok(1000));
+        let bigger = RangeHeaders { content_range: Some("bytes 10-19/2000"), ..same.clone() };
+        assert!(matches!(check_range_response(206, &bigger, 10, 19, Some(&pin)), Err(RangeError::Changed(_))));
+        let retagged = RangeHeaders { etag: Some("\"v2\""), ..same.clone() };
+        assert!(matches!(check_range_response(206, &retagged, 10, 19, Some(&pin)), Err(RangeError::Changed(_))));
+        let whole = RangeHeaders::default();
+        let e = check_range_response(200, &whole, 10, 19, Some(&pin)).unwrap_err();
+        assert!(e.to_string().contains("the file changed on the server"), "{e}");
+        let weak =
+            Pin { etag: Some("W/\"x\"".into()), last_modified: Some("Tue, 01 Dec 2026 08:00:00 GMT".into()), ..pin };
+        assert_eq!(weak.if_range(), Some("Tue, 01 Dec 2026 08:00:00 GMT"));
+        let stamped = RangeHeaders { last_modified: Some("Wed, 02 Dec 2026 08:00:00 GMT"), ..same };
+        let no_etag = Pin { etag: None, ..weak };
+        assert!(matches!(check_range_response(206, &stamped, 10, 19, Some(&no_etag)), Err(RangeError::Changed(_))));
+    }
+
+    #[test]
+    fn only_http_urls_are_opened() {
+        assert_eq!(check_url("https://h.co/a/model.gguf").as_deref(), Ok("https://h.co/a/model.gguf"));
+        assert_eq!(check_url(" HTTP://127.0.0.1:8/x ").as_deref(), Ok("HTTP://127.0.0.1:8/x"));
+        assert!(check_url("hf://a/b/c.gguf").unwrap().starts_with("https://huggingface.co/"));
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "data:,x",
+            "blob:https://h/1",
+            "x.gguf",
+            "https:///x",
+            "ftp://h/x",
+            "",
+        ] {
+            assert!(check_url(bad).is_err(), "{bad}");
+        }
+        let idx = "https://h.co/r/model.safetensors.index.json";
+        assert_eq!(join_url(idx, "javascript:alert(1)"), "javascript:alert(1)");
+        assert!(check_url(&join_url(idx, "javascript:alert(1)")).is_err());
+        assert!(check_url(&join_url(idx, "file:///etc/passwd")).is_err());
+        assert_eq!(join_url(idx, "//cdn.h.co/s.safetensors"), "https://cdn.h.co/s.safetensors");
+        assert_eq!(
+            check_url(&join_url(idx, "s-00001-of-00002.safetensors")).as_deref(),
+            Ok("https://h.co/r/s-00001-of-00002.safetensors")
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::findings::Finding;
 use super::gguf::{self, Value};
-use super::model::{Checkpoint, Dtype, FileInfo, Format, MetaValue, Tensor};
+use super::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
 use super::naming;
 use super::open::Parsed;
 use super::safetensors;
@@ -32,13 +32,15 @@ pub fn base_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
-/// One model from the files given, in any order.
+/// One model from the files given, in any order. Each of the checkpoint's files records its
+/// position in `given` ([`FileInfo::given`]), so byte sources stay aligned by index.
 pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     let mut findings = Vec::new();
     let mut st = Vec::new();
     let mut gg = Vec::new();
     let mut indexes = Vec::new();
-    for (info, parsed) in given {
+    for (i, (mut info, parsed)) in given.into_iter().enumerate() {
+        info.given = i;
         match parsed {
             Parsed::Safetensors(h) => st.push((info, h)),
             Parsed::Gguf(h) => gg.push((info, h)),
@@ -102,26 +104,29 @@ fn safetensors_set(
     let mut meta_file = Vec::new();
     let mut tensors = Vec::new();
     let mut infos = Vec::new();
+    let mut keys = HashSet::new();
     for (i, (info, h)) in files.into_iter().enumerate() {
         let data_start = h.data_start();
         for (k, v) in h.metadata {
-            if !metadata.iter().any(|(mk, _)| *mk == k) {
+            if keys.insert(k.clone()) {
                 metadata.push((k, MetaValue::Text(v)));
                 meta_file.push(i);
             }
         }
+        tensors.reserve(h.tensors.len());
         for t in h.tensors {
-            tensors.push(Tensor {
-                nbytes: t.end.saturating_sub(t.begin),
-                dtype: match t.dtype {
-                    Ok(d) => Dtype::Safetensors(d),
-                    Err(s) => Dtype::Unknown(s),
-                },
-                shape: t.shape,
-                file: i,
-                offset: data_start.saturating_add(t.begin),
-                name: t.name,
-            });
+            let dtype = match t.dtype {
+                Ok(d) => Dtype::Safetensors(d),
+                Err(s) => Dtype::Unknown(s),
+            };
+            let offset = data_start.checked_add(t.begin);
+            let nbytes = t.end.saturating_sub(t.begin);
+            let data = match offset {
+                Some(o) if t.end >= t.begin => Extent::check(&dtype, &t.shape, o, nbytes, info.size),
+                Some(_) => Err(Lost::Inverted),
+                None => Err(Lost::PastEnd { end: None, file_len: info.size }),
+            };
+            tensors.push(Tensor { name: t.name, dtype, shape: t.shape, file: i, offset, nbytes, data });
         }
         findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));
         infos.push(info);
@@ -166,13 +171,13 @@ fn duplicate_names(tensors: &[Tensor], files: &[FileInfo], findings: &mut Vec<Fi
 
 fn check_index(
     index_file: &FileInfo,
-    index: safetensors::Index,
+    mut index: safetensors::Index,
     tensors: &[Tensor],
     files: &[FileInfo],
     findings: &mut Vec<Finding>,
 ) {
     let ipath = &index_file.path;
-    findings.extend(index.findings);
+    findings.append(&mut index.findings);
     let shard_of: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (base_name(&f.path), i)).collect();
     let mut where_is: HashMap<&str, usize> = HashMap::new();
     for t in tensors {
@@ -180,10 +185,11 @@ fn check_index(
     }
     let mut missing_shards = BTreeMap::new();
     let mut indexed = HashSet::new();
-    for (name, shard) in &index.weight_map {
+    for (i, (name, _)) in index.weight_map.iter().enumerate() {
+        let shard = index.shard_of(i);
         indexed.insert(name.as_str());
         let Some(&want) = shard_of.get(base_name(shard)) else {
-            *missing_shards.entry(shard.as_str()).or_insert(0u64) += 1;
+            *missing_shards.entry(shard).or_insert(0u64) += 1;
             continue;
         };
         match where_is.get(name.as_str()) {
@@ -296,21 +302,32 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
     let mut big_endian = Vec::new();
     let mut tensors = Vec::new();
     let mut infos = Vec::new();
+    let mut keys = HashSet::new();
     for (i, (info, h)) in files.into_iter().enumerate() {
         let data_start = h.data_start;
         big_endian.push(h.big_endian);
-        for t in &h.tensors {
+        tensors.reserve(h.tensors.len());
+        for t in h.tensors {
+            let dtype = Dtype::Ggml(t.ggml_type);
+            let offset = data_start.and_then(|d| d.checked_add(t.rel_offset));
+            let data = match (data_start, offset, t.nbytes) {
+                (None, _, _) => Err(Lost::NoDataSection),
+                (_, _, None) => Err(Lost::NoSize),
+                (_, None, Some(_)) => Err(Lost::PastEnd { end: None, file_len: info.size }),
+                (_, Some(o), Some(n)) => Extent::check(&dtype, &t.ne, o, n, info.size),
+            };
             tensors.push(Tensor {
-                name: t.name.clone(),
-                dtype: Dtype::Ggml(t.ggml_type),
-                shape: t.ne.clone(),
+                name: t.name,
+                dtype,
+                shape: t.ne,
                 file: i,
-                offset: data_start.map_or(0, |d| d.saturating_add(t.rel_offset)),
+                offset,
                 nbytes: t.nbytes.unwrap_or(0),
+                data,
             });
         }
         for (k, v) in h.metadata {
-            if !metadata.iter().any(|(mk, _)| *mk == k) {
+            if keys.insert(k.clone()) {
                 metadata.push((k, MetaValue::Gguf(v)));
                 meta_file.push(i);
             }

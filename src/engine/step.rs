@@ -114,6 +114,14 @@ impl Window {
         Ok(())
     }
 
+    /// Make room for `n` bytes in all, once (a decoder that knows the size it will buffer).
+    pub fn reserve(&mut self, n: u64) {
+        let have = self.buf.len() - self.start;
+        if let Some(more) = usize::try_from(n).ok().and_then(|n| n.checked_sub(have)) {
+            self.buf.reserve_exact(more);
+        }
+    }
+
     /// Drop everything before absolute offset `to` (which may lie past the buffered bytes).
     pub fn consume(&mut self, to: u64) {
         if to >= self.end() {

@@ -1,6 +1,8 @@
 //! Totals over a checkpoint: tensors, parameters, bytes and bits per weight, by dtype.
 
-use super::model::Checkpoint;
+use std::collections::BTreeMap;
+
+use super::model::{Checkpoint, Dtype};
 
 /// Totals for one group of tensors.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -37,20 +39,13 @@ pub struct Summary {
 /// Sum up `cp`'s tensors. Element counts that overflow count as 0 (they are findings already).
 pub fn summarize(cp: &Checkpoint) -> Summary {
     let mut all = Totals::default();
-    let mut by: Vec<(String, Totals)> = Vec::new();
+    let mut per: BTreeMap<&Dtype, Totals> = BTreeMap::new();
     for t in &cp.tensors {
         let params = t.elems().unwrap_or(0);
         all.add(params, t.nbytes);
-        let name = t.dtype.name();
-        match by.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, tot)) => tot.add(params, t.nbytes),
-            None => {
-                let mut tot = Totals::default();
-                tot.add(params, t.nbytes);
-                by.push((name, tot));
-            }
-        }
+        per.entry(&t.dtype).or_default().add(params, t.nbytes);
     }
+    let mut by: Vec<(String, Totals)> = per.into_iter().map(|(d, t)| (d.name(), t)).collect();
     by.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then_with(|| a.0.cmp(&b.0)));
     Summary { all, by_dtype: by }
 }

@@ -48,11 +48,17 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 
 /// The layer number in names like `blk.12.attn_q.weight` or `model.layers.3.mlp.up_proj.weight`.
 pub fn layer_of(name: &str) -> Option<u64> {
-    let parts: Vec<&str> = name.split('.').collect();
-    parts.windows(2).find_map(|w| match w[0] {
-        "blk" | "layers" | "h" | "layer" | "block" | "blocks" => w[1].parse().ok(),
-        _ => None,
-    })
+    let mut parts = name.split('.');
+    let mut prev = parts.next()?;
+    for part in parts {
+        if matches!(prev, "blk" | "layers" | "h" | "layer" | "block" | "blocks") {
+            if let Ok(n) = part.parse() {
+                return Some(n);
+            }
+        }
+        prev = part;
+    }
+    None
 }
 
 /// A column of the tensor table.
@@ -160,16 +166,15 @@ pub struct Group {
 /// `rows` grouped by layer: layers in numeric order, then the tensors of no layer.
 pub fn group_by_layer(cp: &Checkpoint, rows: &[usize]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
+    let mut at: std::collections::HashMap<Option<u64>, usize> = std::collections::HashMap::new();
     for &i in rows {
         let t = &cp.tensors[i];
         let layer = layer_of(&t.name);
-        let g = match groups.iter().position(|g| g.layer == layer) {
-            Some(p) => &mut groups[p],
-            None => {
-                groups.push(Group { layer, rows: Vec::new(), params: 0, bytes: 0 });
-                groups.last_mut().expect("just pushed")
-            }
-        };
+        let g = *at.entry(layer).or_insert_with(|| {
+            groups.push(Group { layer, rows: Vec::new(), params: 0, bytes: 0 });
+            groups.len() - 1
+        });
+        let g = &mut groups[g];
         g.rows.push(i);
         g.params = g.params.saturating_add(t.elems().unwrap_or(0));
         g.bytes = g.bytes.saturating_add(t.nbytes);

@@ -4,19 +4,20 @@
 //! (its total is the file size). A `200` (the server ignores Range and sends the whole file) is
 //! detected from the status line and the download aborted before the body is read. A failed
 //! fetch is told apart as CORS (the server answers an opaque `no-cors` request) or network.
-//! Redirects (the Hub's `resolve` URLs) are followed by `fetch` itself.
+//! Redirects (the Hub's `resolve` URLs) are followed by `fetch` itself; the file is then pinned
+//! (its final URL, size and validators) and every later read is checked against the pin.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::Uint8Array;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, RequestInit, RequestMode, Response};
+use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, RequestMode, Response};
 
 use super::blob::js_error;
 use crate::engine::range::ByteRange;
-use crate::engine::remote::{check_range_response, RangeError};
+use crate::engine::remote::{check_range_response, Pin, RangeError, RangeHeaders};
 
 /// The first request of a file asks for this many bytes and keeps them: the sniff and small
 /// headers are served without a second round trip, while a big header costs at most this much
@@ -58,43 +59,47 @@ impl Meter {
     }
 }
 
-/// A remote file read by HTTP range requests.
+/// A remote file read by HTTP range requests, pinned at first contact (see [`Pin`]).
 #[derive(Clone, Debug)]
 pub struct HttpSource {
+    /// The URL as given (re-resolved when a pinned redirect target expires).
     url: String,
-    len: u64,
+    pin: Rc<RefCell<Pin>>,
+    /// Whether the server accepts `If-Range` (a cross-origin server may not allow the header).
+    if_range_ok: Rc<Cell<bool>>,
     head: Rc<Vec<u8>>,
     bytes_read: Rc<Cell<u64>>,
     meter: Meter,
 }
 
 impl HttpSource {
-    /// Probe `url` with a first range request: learns the size and keeps the first bytes.
+    /// Probe `url` with a first range request: learns the size, the URL after redirects and the
+    /// validators, and keeps the first bytes.
     pub async fn open(url: &str, meter: &Meter) -> Result<HttpSource, String> {
-        let (total, head) = fetch_range(url, 0, PROBE_BYTES - 1, meter).await?;
-        let src = HttpSource {
+        let got = fetch_range(url, 0, PROBE_BYTES - 1, None, meter).await?;
+        Ok(HttpSource {
             url: url.to_owned(),
-            len: total,
-            bytes_read: Rc::new(Cell::new(head.len() as u64)),
-            head: Rc::new(head),
+            pin: Rc::new(RefCell::new(got.pin)),
+            if_range_ok: Rc::new(Cell::new(true)),
+            bytes_read: Rc::new(Cell::new(got.bytes.len() as u64)),
+            head: Rc::new(got.bytes),
             meter: meter.clone(),
-        };
-        Ok(src)
+        })
     }
 
-    /// The URL read.
-    pub fn url(&self) -> &str {
-        &self.url
+    /// The URL read (after redirects).
+    pub fn url(&self) -> String {
+        self.pin.borrow().url.clone()
     }
 
-    /// The file's size (the total of `Content-Range`).
+    /// The file's size (the total of `Content-Range` at first contact).
     pub fn len(&self) -> u64 {
-        self.len
+        self.pin.borrow().total
     }
 
     /// Whether the file is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Body bytes transferred for this file so far.
@@ -104,50 +109,95 @@ impl HttpSource {
 
     /// The bytes of `range` clamped to the file.
     pub async fn read(&self, range: ByteRange) -> Result<Vec<u8>, String> {
-        let end = range.end.min(self.len);
+        let end = range.end.min(self.len());
         if range.start >= end {
             return Ok(Vec::new());
         }
-        if end <= self.head.len() as u64 {
+        let head_len = self.head.len() as u64;
+        if end <= head_len {
+            // Both below the probe's length, which is a usize.
             return Ok(self.head[range.start as usize..end as usize].to_vec());
         }
         // Bytes the probe already holds are not fetched again.
-        let head_len = self.head.len() as u64;
-        let from = range.start.max(head_len.min(end));
-        let (_, fetched) = fetch_range(&self.url, from, end - 1, &self.meter).await?;
+        let from = range.start.max(head_len);
+        let fetched = self.fetch_pinned(from, end - 1).await?;
         self.bytes_read.set(self.bytes_read.get() + fetched.len() as u64);
         let mut bytes =
             if range.start < from { self.head[range.start as usize..from as usize].to_vec() } else { Vec::new() };
         bytes.extend_from_slice(&fetched);
-        if bytes.len() as u64 != end - range.start {
-            return Err(format!(
-                "{}: the server sent {} bytes for a range of {}",
-                self.url,
-                bytes.len(),
-                end - range.start
-            ));
-        }
         Ok(bytes)
+    }
+
+    /// Bytes `start..=end` of the pinned file: from the pinned URL, with `If-Range`; a pinned
+    /// redirect target that has expired is resolved again from the URL given, and must still
+    /// be the same file.
+    async fn fetch_pinned(&self, start: u64, end: u64) -> Result<Vec<u8>, String> {
+        let pin = self.pin.borrow().clone();
+        let validator = if self.if_range_ok.get() { pin.if_range().map(str::to_owned) } else { None };
+        let first = fetch_range(&pin.url, start, end, Some((&pin, validator.as_deref())), &self.meter).await;
+        let err = match first {
+            Ok(got) => return Ok(got.bytes),
+            Err(e) => e,
+        };
+        if validator.is_some() && err.ends_with(NETWORK) {
+            // A cross-origin server that does not allow the If-Range header fails the preflight:
+            // go on without it (sizes and ETags are still compared on every response).
+            self.if_range_ok.set(false);
+            return fetch_range(&pin.url, start, end, Some((&pin, None)), &self.meter).await.map(|g| g.bytes);
+        }
+        if pin.url != self.url && err.contains("answered HTTP 4") {
+            let again = fetch_range(&self.url, start, end, Some((&pin, validator.as_deref())), &self.meter).await?;
+            self.pin.borrow_mut().url = again.pin.url;
+            return Ok(again.bytes);
+        }
+        Err(err)
     }
 }
 
-/// GET `url` bytes `start..=end`: the file's total size and the bytes (fewer at the end).
-async fn fetch_range(url: &str, start: u64, end: u64, meter: &Meter) -> Result<(u64, Vec<u8>), String> {
+/// What one range request brought: the file as the response describes it, and the bytes.
+struct Fetched {
+    pin: Pin,
+    bytes: Vec<u8>,
+}
+
+/// The end of a message for a fetch that never got a response.
+const NETWORK: &str = "(network error)";
+
+/// GET `url` bytes `start..=end` (with `If-Range: validator` and judged against `pin` when
+/// given). The body is read as a stream and never past the bytes asked for.
+async fn fetch_range(
+    url: &str,
+    start: u64,
+    end: u64,
+    pinned: Option<(&Pin, Option<&str>)>,
+    meter: &Meter,
+) -> Result<Fetched, String> {
     let window = web_sys::window().ok_or("no window")?;
     let ctrl = AbortController::new().map_err(js_error)?;
     let headers = Headers::new().map_err(js_error)?;
     headers.set("Range", &format!("bytes={start}-{end}")).map_err(js_error)?;
+    if let Some((_, Some(v))) = pinned {
+        headers.set("If-Range", v).map_err(js_error)?;
+    }
     let init = RequestInit::new();
     init.set_headers(&headers);
     init.set_signal(Some(&ctrl.signal()));
     meter.requests.set(meter.requests.get() + 1);
     let resp = match JsFuture::from(window.fetch_with_str_and_init(url, &init)).await {
         Ok(r) => r,
+        Err(_) if pinned.is_some_and(|p| p.1.is_some()) => return Err(format!("{url}: {NETWORK}")),
         Err(_) => return Err(diagnose(url).await),
     };
     let resp: Response = resp.dyn_into().map_err(js_error)?;
-    let content_range = resp.headers().get("content-range").ok().flatten();
-    let total = match check_range_response(resp.status(), content_range.as_deref(), start, end) {
+    let h = resp.headers();
+    let get = |name: &str| h.get(name).ok().flatten();
+    let (content_range, etag, last_modified) = (get("content-range"), get("etag"), get("last-modified"));
+    let seen = RangeHeaders {
+        content_range: content_range.as_deref(),
+        etag: etag.as_deref(),
+        last_modified: last_modified.as_deref(),
+    };
+    let total = match check_range_response(resp.status(), &seen, start, end, pinned.map(|p| p.0)) {
         Ok(t) => t,
         Err(e) => {
             // Do not download a whole file nobody asked for.
@@ -162,10 +212,43 @@ async fn fetch_range(url: &str, start: u64, end: u64, meter: &Meter) -> Result<(
             return Err(format!("{url}: {e}{hint}"));
         }
     };
-    let buf = JsFuture::from(resp.array_buffer().map_err(js_error)?).await.map_err(js_error)?;
-    let bytes = Uint8Array::new(&buf).to_vec();
+    // The Content-Range was checked to start at `start` and end at `end` or the file's end.
+    let want = end.min(total - 1) - start + 1;
+    let bytes = read_body(&resp, want).await;
+    ctrl.abort();
+    let bytes = bytes.map_err(|e| format!("{url}: {e}"))?;
     meter.add(bytes.len() as u64);
-    Ok((total, bytes))
+    let final_url = resp.url();
+    let pin = Pin { url: if final_url.is_empty() { url.to_owned() } else { final_url }, total, etag, last_modified };
+    Ok(Fetched { pin, bytes })
+}
+
+/// Exactly `want` bytes of a response body, read chunk by chunk: a server that sends more
+/// than the range it confirmed is refused before the excess is buffered.
+async fn read_body(resp: &Response, want: u64) -> Result<Vec<u8>, String> {
+    let body = resp.body().ok_or("the response has no body")?;
+    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let cap = usize::try_from(want).map_err(|_| "range too large".to_owned())?;
+    let mut out = Vec::with_capacity(cap);
+    loop {
+        let chunk = JsFuture::from(reader.read()).await.map_err(js_error)?;
+        let done = js_sys::Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+        if done {
+            break;
+        }
+        let value: Uint8Array = js_sys::Reflect::get(&chunk, &"value".into()).map_err(js_error)?.unchecked_into();
+        if out.len() as u64 + u64::from(value.length()) > want {
+            let _ = reader.cancel();
+            return Err(format!("the server sent more than the {want} bytes of the range it confirmed"));
+        }
+        let at = out.len();
+        out.resize(at + value.length() as usize, 0);
+        value.copy_to(&mut out[at..]);
+    }
+    if out.len() as u64 != want {
+        return Err(format!("the server sent {} bytes for a range of {want}", out.len()));
+    }
+    Ok(out)
 }
 
 /// Why a fetch failed: a `no-cors` request reaching the server means CORS blocked the first.

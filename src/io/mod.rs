@@ -1,8 +1,8 @@
 //! Browser I/O: byte sources over `File.slice()` blobs and HTTP ranges, feeding the engine's decoders.
 //!
 //! [`BlobSource`] reads byte ranges of a `Blob`, [`HttpSource`] of a URL (`Range` requests);
-//! [`Source`] is either; [`driver::drive`] runs any engine decoder over one, yielding to the
-//! browser between chunks, reporting progress and honouring a [`Cancel`].
+//! [`Source`] is either; [`driver::run`] runs any engine job over a checkpoint's sources,
+//! yielding to the browser between chunks, reporting progress and honouring a [`Cancel`].
 
 pub mod blob;
 pub mod browser;
@@ -13,7 +13,8 @@ pub mod open;
 pub mod source;
 pub mod values;
 
+pub use crate::engine::job::RunError;
 pub use blob::BlobSource;
-pub use driver::{drive, Cancel, DriveError, DriveOpts};
+pub use driver::{run, Cancel};
 pub use http::{HttpSource, Meter};
 pub use source::Source;

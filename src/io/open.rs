@@ -1,13 +1,17 @@
-//! Opening dropped or picked files, or URLs, as one checkpoint: the browser twin of `cli::open`.
+//! Opening dropped or picked files, or URLs, as one checkpoint, through the engine's open job.
+//! The sources returned are aligned with the checkpoint's files, by index.
 
-use super::blob::BlobSource;
-use super::driver::{drive, Cancel, DriveError, DriveOpts};
+use std::collections::HashSet;
+
+use super::driver::{run, Cancel};
 use super::entries::Input;
 use super::http::{HttpSource, Meter};
 use super::source::Source;
+use super::BlobSource;
+use crate::engine::job::{open_job, OnFile, RunError};
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
-use crate::engine::remote::{expand_url, join_url, url_file_name};
+use crate::engine::remote::{check_url, join_url, url_file_name};
 use crate::engine::shards::assemble;
 
 /// How far opening has come.
@@ -18,13 +22,18 @@ pub struct OpenProgress {
     pub bytes_read: u64,
 }
 
+/// `sources` in the order of `cp`'s files.
+fn aligned(cp: &Checkpoint, sources: &[Source]) -> Vec<Source> {
+    cp.files.iter().map(|f| sources[f.given].clone()).collect()
+}
+
 /// Read the headers of every input and assemble one checkpoint. Inputs are sorted by path
 /// first, as the CLI sorts a folder's children.
 pub async fn open_inputs(
     inputs: &mut [Input],
     cancel: &Cancel,
     progress: impl FnMut(OpenProgress),
-) -> Result<Checkpoint, DriveError> {
+) -> Result<(Checkpoint, Vec<Source>), RunError> {
     inputs.sort_by(|a, b| a.path.cmp(&b.path));
     let files: Vec<(String, Source)> =
         inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
@@ -36,50 +45,37 @@ pub async fn open_sources(
     files: &[(String, Source)],
     cancel: &Cancel,
     mut progress: impl FnMut(OpenProgress),
-) -> Result<Checkpoint, DriveError> {
-    let mut parsed = Vec::with_capacity(files.len());
-    let mut p = OpenProgress { files: files.len(), ..OpenProgress::default() };
-    progress(p);
-    for (path, src) in files {
-        let (out, read) = parse(path, src, cancel, p, &mut progress).await?;
-        p.files_done += 1;
-        p.bytes_read += read;
-        progress(p);
-        parsed.push((FileInfo { path: path.clone(), size: src.len() }, out));
-    }
-    Ok(assemble(parsed))
-}
-
-async fn parse(
-    path: &str,
-    src: &Source,
-    cancel: &Cancel,
-    p: OpenProgress,
-    // `dyn`: one copy of the header drive for every caller.
-    progress: &mut dyn FnMut(OpenProgress),
-) -> Result<(Parsed, u64), DriveError> {
-    let before = src.bytes_read();
-    let out = drive(FileDecoder::new(path, src.len()), src, DriveOpts::default(), cancel, |_, fed| {
-        progress(OpenProgress { bytes_read: p.bytes_read + fed, ..p });
+) -> Result<(Checkpoint, Vec<Source>), RunError> {
+    let infos = files.iter().map(|(p, s)| FileInfo::new(p.clone(), s.len())).collect();
+    let sources: Vec<Source> = files.iter().map(|(_, s)| s.clone()).collect();
+    let total = files.len();
+    progress(OpenProgress { files: total, ..OpenProgress::default() });
+    let cp = run(open_job(infos), &sources, cancel, |j| {
+        let (done, files) = j.files_done();
+        progress(OpenProgress { files_done: done, files, bytes_read: j.bytes_fed() });
     })
     .await?;
-    Ok((out, src.bytes_read() - before))
+    progress(OpenProgress { files_done: total, files: total, bytes_read: 0 });
+    let sources = aligned(&cp, &sources);
+    Ok((cp, sources))
 }
 
-/// Open remote files by URL (`hf://` shorthands expanded). A `model.safetensors.index.json`
-/// brings in every shard it names, resolved relative to the index's URL. Only header ranges
-/// are fetched; `meter` counts the bytes transferred. Files are named by the last part of
-/// their URL (shards: as the index names them) and sorted by name, as local files are.
+/// Open remote files by URL (`hf://` shorthands expanded; only `http:`/`https:` accepted). A
+/// `model.safetensors.index.json` brings in every shard it names, resolved relative to the
+/// index's URL (shard URLs are checked the same way). Only header ranges are fetched; `meter`
+/// counts the bytes transferred. Files are named by the last part of their URL (shards: as the
+/// index names them).
 pub async fn open_urls(
     urls: &[String],
     meter: &Meter,
     cancel: &Cancel,
     mut progress: impl FnMut(OpenProgress),
-) -> Result<(Checkpoint, Vec<(String, Source)>), DriveError> {
+) -> Result<(Checkpoint, Vec<Source>), RunError> {
     let mut queue: Vec<(String, String)> = Vec::new();
+    let mut seen = HashSet::new();
     for u in urls {
-        let u = expand_url(u.trim());
-        if !u.is_empty() && !queue.iter().any(|(_, q)| *q == u) {
+        let u = check_url(u.trim()).map_err(|e| RunError::Read(e.to_string()))?;
+        if seen.insert(u.clone()) {
             queue.push((url_file_name(&u).to_owned(), u));
         }
     }
@@ -90,17 +86,18 @@ pub async fn open_urls(
     let mut next = 0;
     while next < queue.len() {
         if cancel.is_cancelled() {
-            return Err(DriveError::Cancelled);
+            return Err(RunError::Cancelled);
         }
         let (name, url) = queue[next].clone();
         next += 1;
-        let src: Source = HttpSource::open(&url, meter).await.map_err(DriveError::Read)?.into();
-        let (out, _) = parse(&name, &src, cancel, p, &mut progress).await?;
+        let src: Source = HttpSource::open(&url, meter).await.map_err(RunError::Read)?.into();
+        let decoder = OnFile { file: 0, decoder: FileDecoder::new(&name, src.len()) };
+        let out = run(decoder, std::slice::from_ref(&src), cancel, |_| {}).await?;
         if let Parsed::Index(ix) = &out {
-            for (_, shard) in &ix.weight_map {
-                let u = join_url(&url, shard);
-                if !queue.iter().any(|(_, q)| *q == u) {
-                    queue.push((shard.clone(), u));
+            for shard in ix.shards() {
+                let u = check_url(&join_url(&url, shard)).map_err(|e| RunError::Read(format!("{name}: {e}")))?;
+                if seen.insert(u.clone()) {
+                    queue.push((shard.to_owned(), u));
                 }
             }
         }
@@ -108,14 +105,10 @@ pub async fn open_urls(
         p.files_done += 1;
         p.bytes_read = meter.bytes();
         progress(p);
-        parsed.push((FileInfo { path: name.clone(), size: src.len() }, out));
-        sources.push((name, src));
+        parsed.push((FileInfo::new(name, src.len()), out));
+        sources.push(src);
     }
-    let mut order: Vec<usize> = (0..parsed.len()).collect();
-    order.sort_by(|&a, &b| parsed[a].0.path.cmp(&parsed[b].0.path));
-    let mut slots: Vec<Option<_>> = parsed.into_iter().map(Some).collect();
-    let parsed = order.iter().filter_map(|&i| slots[i].take()).collect();
-    let mut src_slots: Vec<Option<_>> = sources.into_iter().map(Some).collect();
-    let sources = order.iter().filter_map(|&i| src_slots[i].take()).collect();
-    Ok((assemble(parsed), sources))
+    let cp = assemble(parsed);
+    let sources = aligned(&cp, &sources);
+    Ok((cp, sources))
 }

@@ -8,22 +8,17 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::state::AppState;
-use crate::engine::check::{NonFiniteSink, Sha256File};
-// The scan runs through `values::histogram` (its statistics count NaN and infinities), as the
-// histogram panel does: one copy of the scan loop in the bundle, not two.
-use crate::engine::check_report::{
-    added_findings, check_report_text, expected_for, parse_expected_text, scan_plan, ScanOutcome,
-};
-use crate::engine::plan::Selection;
+use crate::engine::check_report::{added_findings, expected_for, parse_expected_text};
+use crate::engine::job::{check_job, CheckOutcome, Job as _, ScanOutcome};
+use crate::engine::report::Report;
 use crate::engine::view::human_bytes;
 use crate::engine::viewer::severity_name;
 use crate::io::driver::now_ms;
-use crate::io::values::{histogram, ValuesError, SCAN_READ_AHEAD};
-use crate::io::{browser, drive, Cancel, DriveError, DriveOpts};
+use crate::io::{browser, run, Cancel};
 
 /// A running pass: what, bytes done of total, when it started.
 #[derive(Clone, Debug, PartialEq)]
-struct Job {
+struct Pass {
     what: String,
     done: u64,
     total: u64,
@@ -33,8 +28,7 @@ struct Job {
 /// What the last run produced.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Outcome {
-    digests: Option<Vec<String>>,
-    scan: Option<Vec<ScanOutcome>>,
+    check: CheckOutcome,
     bytes: u64,
     ms: f64,
 }
@@ -69,7 +63,7 @@ pub fn CheckPanel() -> impl IntoView {
     let do_sha = RwSignal::new(true);
     let do_scan = RwSignal::new(false);
     let expected_text = RwSignal::new(String::new());
-    let job: RwSignal<Option<Job>> = RwSignal::new(None);
+    let job: RwSignal<Option<Pass>> = RwSignal::new(None);
     let outcome: RwSignal<Option<Arc<Outcome>>> = RwSignal::new(None);
     let error = RwSignal::new(None::<String>);
     let cancel = StoredValue::new_local(Cancel::new());
@@ -80,7 +74,7 @@ pub fn CheckPanel() -> impl IntoView {
         job.set(None);
     });
 
-    let run = move |_| {
+    let start = move |_| {
         let Some(cp) = state.cp.get_untracked() else { return };
         cancel.with_value(Cancel::cancel);
         let c = Cancel::new();
@@ -88,78 +82,30 @@ pub fn CheckPanel() -> impl IntoView {
         error.set(None);
         outcome.set(None);
         let (sha, scan) = (do_sha.get_untracked(), do_scan.get_untracked());
-        let sources: Vec<_> = (0..cp.files.len()).map(|i| state.source(i)).collect();
-        if sources.iter().any(Option::is_none) {
+        let sources = state.sources();
+        if sources.len() != cp.files.len() {
             error.set(Some("a file of this checkpoint is not open".into()));
             return;
         }
-        let sources: Vec<_> = sources.into_iter().flatten().collect();
-        let mut total = 0u64;
-        if sha {
-            total += sources.iter().map(|s| s.len()).sum::<u64>();
-        }
-        if scan {
-            total += cp
-                .tensors
-                .iter()
-                .filter(|t| scan_plan(t, sources[t.file].len()).is_ok())
-                .map(|t| t.nbytes)
-                .sum::<u64>();
-        }
+        let check = check_job(&cp, sha, scan);
+        let total = check.progress().total;
         let started = now_ms();
-        job.set(Some(Job { what: "starting".into(), done: 0, total, started }));
+        job.set(Some(Pass { what: "starting".into(), done: 0, total, started }));
         spawn_local(async move {
-            let mut base = 0u64;
             let mut last = 0.0;
-            let mut show = |what: &str, done: u64, force: bool| {
+            let (files, tensors) = (cp.files.len(), cp.tensors.len());
+            let result = run(check, &sources, &c, |j| {
                 let now = now_ms();
-                if (force || now - last > 100.0) && !c.is_cancelled() {
+                if now - last > 100.0 && !c.is_cancelled() {
                     last = now;
-                    job.set(Some(Job { what: what.to_owned(), done, total, started }));
+                    let p = j.progress();
+                    let what = match j.phase() {
+                        "sha256" => format!("SHA-256 of {files} files"),
+                        _ => format!("NaN/Inf scan of {tensors} tensors"),
+                    };
+                    job.set(Some(Pass { what, done: p.done, total: p.total, started }));
                 }
-            };
-            let mut out = Outcome::default();
-            let result: Result<(), DriveError> = async {
-                if sha {
-                    let mut digests = Vec::new();
-                    for (i, (f, src)) in cp.files.iter().zip(&sources).enumerate() {
-                        let what = format!("SHA-256 of file {} of {}: {}", i + 1, cp.files.len(), f.path);
-                        show(&what, base, true);
-                        let opts = DriveOpts { read_ahead: SCAN_READ_AHEAD, ..DriveOpts::default() };
-                        let d = drive(Sha256File::new(src.len()), src, opts, &c, |h, _| {
-                            show(&what, base + h.progress().0, false)
-                        })
-                        .await?;
-                        base += src.len();
-                        digests.push(d);
-                    }
-                    out.digests = Some(digests);
-                }
-                if scan {
-                    let mut outcomes = Vec::with_capacity(cp.tensors.len());
-                    for (i, t) in cp.tensors.iter().enumerate() {
-                        let src = &sources[t.file];
-                        if let Err(o) = scan_plan(t, src.len()) {
-                            outcomes.push(o);
-                            continue;
-                        }
-                        let what = format!("NaN/Inf scan, tensor {} of {}: {}", i + 1, cp.tensors.len(), t.name);
-                        show(&what, base, false);
-                        let h = histogram(t, src, &Selection::Whole, false, &c, |d, _| show(&what, base + d, false))
-                            .await
-                            .map_err(|e| match e {
-                                ValuesError::Drive(d) => d,
-                                ValuesError::Undecodable(m) => DriveError::Feed(m),
-                            })?;
-                        base += t.nbytes;
-                        let st = &h.values.stats;
-                        let counts = NonFiniteSink { values: st.count, nan: st.nan, inf: st.pos_inf + st.neg_inf };
-                        outcomes.push(ScanOutcome::Counted(counts));
-                    }
-                    out.scan = Some(outcomes);
-                }
-                Ok(())
-            }
+            })
             .await;
             if c.is_cancelled() {
                 job.set(None);
@@ -168,11 +114,7 @@ pub fn CheckPanel() -> impl IntoView {
             }
             job.set(None);
             match result {
-                Ok(()) => {
-                    out.bytes = base;
-                    out.ms = now_ms() - started;
-                    outcome.set(Some(Arc::new(out)));
-                }
+                Ok(check) => outcome.set(Some(Arc::new(Outcome { check, bytes: total, ms: now_ms() - started }))),
                 Err(e) => error.set(Some(format!("check failed: {e}"))),
             }
         });
@@ -181,7 +123,7 @@ pub fn CheckPanel() -> impl IntoView {
     let expected = Memo::new(move |_| parse_expected_text(&expected_text.get()));
     let export = move |_| {
         let (Some(cp), Some(o)) = (state.cp.get_untracked(), outcome.get_untracked()) else { return };
-        let text = check_report_text(&cp, o.digests.as_deref(), &expected.get_untracked(), o.scan.as_deref());
+        let text = Report::check(&cp, &o.check, &expected.get_untracked()).to_text();
         let parts = js_sys::Array::of1(&browser::part(text.as_bytes()));
         let r =
             browser::blob_of(&parts, "application/json").and_then(|b| browser::download(&b, "tensorscope-check.json"));
@@ -217,7 +159,7 @@ pub fn CheckPanel() -> impl IntoView {
         }
         let body = dom.add(&table, "tbody", &[], "");
         for (i, f) in cp.files.iter().enumerate() {
-            let got = o.as_ref().and_then(|o| o.digests.as_ref()).and_then(|d| d.get(i).cloned());
+            let got = o.as_ref().and_then(|o| o.check.digests.as_ref()).and_then(|d| d.get(i).cloned());
             let (status, class) = match (&got, &want[i]) {
                 (Some(g), Some(w)) if g.eq_ignore_ascii_case(w) => ("match", "sev-info"),
                 (Some(_), Some(_)) => ("mismatch", "sev-error"),
@@ -236,7 +178,7 @@ pub fn CheckPanel() -> impl IntoView {
         let done = format!("Done: {} in {:.2} s ({})", human_bytes(o.bytes), o.ms / 1000.0, rate(o.bytes, o.ms));
         let attrs = [("class", "muted"), ("data-testid", "check-done"), ("data-bytes", &bytes), ("data-ms", &ms)];
         dom.add(&host, "p", &attrs, &done);
-        if let Some(s) = &o.scan {
+        if let Some(s) = &o.check.scan {
             let counted: Vec<_> = s
                 .iter()
                 .zip(&cp.tensors)
@@ -265,7 +207,7 @@ pub fn CheckPanel() -> impl IntoView {
                 let _ = li.append_with_str_1(&format!(": {} NaN, {} inf of {}", c.nan, c.inf, c.values));
             }
         }
-        let added = added_findings(&cp, o.digests.as_deref(), &expected, o.scan.as_deref());
+        let added = added_findings(&cp, &o.check, &expected);
         dom.add(&host, "h3", &[], &format!("Findings ({})", cp.findings.len() + added.len()));
         let ul = dom.add(&host, "ul", &[("class", "check-findings")], "");
         for f in cp.findings.iter().chain(&added) {
@@ -300,7 +242,7 @@ pub fn CheckPanel() -> impl IntoView {
                     on:change=move |ev| do_sha.set(event_target_checked(&ev)) />" SHA-256 of each file"</label>
                 <label><input type="checkbox" data-testid="check-scan" prop:checked=move || do_scan.get()
                     on:change=move |ev| do_scan.set(event_target_checked(&ev)) />" Scan every tensor for NaN/Inf"</label>
-                <button data-testid="check-run" disabled=move || job.with(Option::is_some) on:click=run>"Run check"</button>
+                <button data-testid="check-run" disabled=move || job.with(Option::is_some) on:click=start>"Run check"</button>
                 <button data-testid="check-export" disabled=move || outcome.with(Option::is_none) on:click=export>
                     "Export check report"
                 </button>

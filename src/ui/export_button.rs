@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::state::AppState;
-use crate::engine::report::report;
+use crate::engine::report::Report;
 use crate::io::browser;
 
 /// Downloads `tensorscope-report.json` for the open checkpoint.
@@ -12,8 +12,7 @@ pub fn ExportButton() -> impl IntoView {
     let state = AppState::get();
     let export = move |_| {
         let Some(cp) = state.cp.get_untracked() else { return };
-        let mut text = serde_json::to_string_pretty(&report(&cp)).unwrap_or_default();
-        text.push('\n');
+        let text = Report::inspect(&cp).to_text();
         let parts = js_sys::Array::of1(&browser::part(text.as_bytes()));
         let result =
             browser::blob_of(&parts, "application/json").and_then(|b| browser::download(&b, "tensorscope-report.json"));

@@ -42,12 +42,12 @@ pub fn MetaArray(
                 return;
             }
             // Read from the file holding the key, in that file's byte order.
-            let Some(src) = state.source(file) else { return };
+            let src = state.sources();
             let big_endian = state.cp.with_untracked(|cp| cp.as_ref().and_then(|c| c.big_endian.get(file).copied()));
             let big_endian = big_endian.unwrap_or(false);
             let array = array.clone();
             spawn_local(async move {
-                match array_items(&array, &src, big_endian, 0, array.len, &Cancel::new()).await {
+                match array_items(&array, &src, file, big_endian, 0, array.len, &Cancel::new()).await {
                     Ok(v) => items.set(Some(Arc::new(v))),
                     Err(e) => error.set(Some(e.to_string())),
                 }

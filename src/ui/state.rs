@@ -10,7 +10,7 @@ use crate::engine::viewer::{permalink, permalink_tensor};
 use crate::io::browser;
 use crate::io::entries::Input;
 use crate::io::open::{open_sources, open_urls, OpenProgress};
-use crate::io::{BlobSource, Cancel, DriveError, Meter, Source};
+use crate::io::{BlobSource, Cancel, Meter, RunError, Source};
 
 /// The built-in samples shipped in `www/samples/`; the first opens on load.
 pub const SAMPLES: [&str; 3] = ["gguf_v3_le.gguf", "gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors"];
@@ -55,8 +55,8 @@ pub struct AppState {
     pub cp: RwSignal<Option<Arc<Checkpoint>>>,
     /// Where the open checkpoint came from ("sample: x.gguf", "3 files", a URL).
     pub label: RwSignal<String>,
-    /// The files of the open checkpoint by path (Blobs cannot leave the main thread).
-    pub sources: StoredValue<Vec<(String, Source)>, LocalStorage>,
+    /// The byte sources of the open checkpoint's files, aligned with `cp.files` by index.
+    pub sources: StoredValue<Vec<Source>, LocalStorage>,
     /// Bytes and requests transferred over the network for the open checkpoint (None: local files).
     pub transferred: RwSignal<Option<(u64, u64)>>,
     /// The compact embed mode (`?embed`): summary, quant mix, tensor table, histogram.
@@ -67,6 +67,8 @@ pub struct AppState {
     /// The tensor shown in the detail panel.
     pub selected: RwSignal<Option<String>>,
     open_cancel: StoredValue<Cancel, LocalStorage>,
+    /// Counts opens: the result of an open that is no longer the newest is dropped.
+    generation: StoredValue<u64>,
 }
 
 impl AppState {
@@ -82,6 +84,7 @@ impl AppState {
             tab: RwSignal::new(Tab::Summary),
             selected: RwSignal::new(None),
             open_cancel: StoredValue::new_local(Cancel::new()),
+            generation: StoredValue::new(0),
         }
     }
 
@@ -90,22 +93,27 @@ impl AppState {
         expect_context::<AppState>()
     }
 
-    /// The source of file `file` of the open checkpoint.
-    pub fn source(&self, file: usize) -> Option<Source> {
-        let path =
-            self.cp.with_untracked(|cp| cp.as_ref().and_then(|cp| cp.files.get(file)).map(|f| f.path.clone()))?;
-        self.sources.with_value(|s| s.iter().find(|(p, _)| *p == path).map(|(_, s)| s.clone()))
+    /// The byte sources of the open checkpoint's files (index = file index).
+    pub fn sources(&self) -> Vec<Source> {
+        self.sources.get_value()
     }
 
-    fn start_open(self) -> Cancel {
+    /// Begin an open: cancel the one under way, and return this open's cancel flag and number.
+    fn start_open(self) -> (Cancel, u64) {
         self.open_cancel.with_value(Cancel::cancel);
         let cancel = Cancel::new();
         self.open_cancel.set_value(cancel.clone());
         self.error.set(None);
-        cancel
+        self.generation.update_value(|g| *g += 1);
+        (cancel, self.generation.get_value())
     }
 
-    fn opened(self, cp: crate::engine::model::Checkpoint, sources: Vec<(String, Source)>, label: String) {
+    /// Whether open number `generation` is still the newest.
+    fn is_current(self, generation: u64) -> bool {
+        self.generation.get_value() == generation
+    }
+
+    fn opened(self, cp: crate::engine::model::Checkpoint, sources: Vec<Source>, label: String) {
         self.sources.set_value(sources);
         self.selected.set(None);
         self.label.set(label);
@@ -115,23 +123,35 @@ impl AppState {
     }
 
     /// Open `inputs` (replacing what is open) in the background. Local files: no network at all.
-    pub fn open(self, mut inputs: Vec<Input>, label: String) {
-        let cancel = self.start_open();
+    pub fn open(self, inputs: Vec<Input>, label: String) {
+        let (cancel, generation) = self.start_open();
+        self.open_now(inputs, label, cancel, generation);
+    }
+
+    fn open_now(self, mut inputs: Vec<Input>, label: String, cancel: Cancel, generation: u64) {
         if inputs.is_empty() {
             self.error.set(Some("nothing to open: no files were given".into()));
             return;
         }
         inputs.sort_by(|a, b| a.path.cmp(&b.path));
-        let sources: Vec<(String, Source)> =
+        let files: Vec<(String, Source)> =
             inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
         spawn_local(async move {
-            let result = open_sources(&sources, &cancel, |p| self.loading.set(Some(p))).await;
+            let result = open_sources(&files, &cancel, |p| {
+                if self.is_current(generation) {
+                    self.loading.set(Some(p))
+                }
+            })
+            .await;
+            if !self.is_current(generation) {
+                return;
+            }
             match result {
-                Ok(cp) => {
+                Ok((cp, sources)) => {
                     self.transferred.set(None);
                     self.opened(cp, sources, label);
                 }
-                Err(DriveError::Cancelled) => {}
+                Err(RunError::Cancelled) => {}
                 Err(e) => {
                     self.loading.set(None);
                     self.error.set(Some(format!("could not open the files: {e}")));
@@ -143,7 +163,7 @@ impl AppState {
     /// Open remote files by URL (`hf://` shorthands, an index URL brings its shards) in the
     /// background; only header ranges are fetched.
     pub fn open_urls(self, urls: Vec<String>) {
-        let cancel = self.start_open();
+        let (cancel, generation) = self.start_open();
         let urls: Vec<String> = urls.into_iter().map(|u| u.trim().to_owned()).filter(|u| !u.is_empty()).collect();
         if urls.is_empty() {
             self.error.set(Some("nothing to open: no URL was given".into()));
@@ -153,7 +173,15 @@ impl AppState {
         transferred.set(Some((0, 0)));
         let meter = Meter::new(move |bytes, requests| transferred.set(Some((bytes, requests))));
         spawn_local(async move {
-            let result = open_urls(&urls, &meter, &cancel, |p| self.loading.set(Some(p))).await;
+            let result = open_urls(&urls, &meter, &cancel, |p| {
+                if self.is_current(generation) {
+                    self.loading.set(Some(p))
+                }
+            })
+            .await;
+            if !self.is_current(generation) {
+                return;
+            }
             match result {
                 Ok((cp, sources)) => {
                     let label = match urls.as_slice() {
@@ -163,11 +191,11 @@ impl AppState {
                     };
                     self.opened(cp, sources, label);
                 }
-                Err(DriveError::Cancelled) => {}
+                Err(RunError::Cancelled) => {}
                 Err(e) => {
                     self.loading.set(None);
                     let e = match e {
-                        DriveError::Read(m) => m,
+                        RunError::Read(m) => m,
                         e => e.to_string(),
                     };
                     self.error.set(Some(format!("could not open the URL: {e}")));
@@ -178,9 +206,19 @@ impl AppState {
 
     /// Open one of the built-in samples.
     pub fn open_sample(self, name: &'static str) {
+        let (cancel, generation) = self.start_open();
         spawn_local(async move {
-            match browser::fetch_blob(&format!("samples/{name}")).await {
-                Ok(blob) => self.open(vec![Input { path: name.to_owned(), blob }], format!("sample: {name}")),
+            let blob = browser::fetch_blob(&format!("samples/{name}")).await;
+            if !self.is_current(generation) {
+                return;
+            }
+            match blob {
+                Ok(blob) => self.open_now(
+                    vec![Input { path: name.to_owned(), blob }],
+                    format!("sample: {name}"),
+                    cancel,
+                    generation,
+                ),
                 Err(e) => self.error.set(Some(format!("could not load the sample: {e}"))),
             }
         });

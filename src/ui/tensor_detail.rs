@@ -61,10 +61,11 @@ pub fn TensorDetail() -> impl IntoView {
         let c = Cancel::new();
         cancel.set_value(c.clone());
         error.set(None);
-        let Some(src) = state.source(t.file) else {
-            error.set(Some("the file holding this tensor is not open".into()));
+        let src = state.sources();
+        if let Err(lost) = &t.data {
+            error.set(Some(format!("the values of this tensor cannot be read: {lost}")));
             return;
-        };
+        }
         if kind == "npy" {
             job.set(Some(("npy", 0, 1)));
             spawn_local(async move {
@@ -123,9 +124,14 @@ pub fn TensorDetail() -> impl IntoView {
         });
     };
 
-    // A new tensor: histogram of a sample at once (cheap: a few MB at most).
+    // A new tensor: histogram of a sample at once (cheap: a few MB at most), when it can be read.
     Effect::new(move |_| {
-        if state.selected.get().is_some() {
+        let Some(name) = state.selected.get() else { return };
+        let readable = state.cp.with_untracked(|cp| {
+            cp.as_ref().and_then(|cp| cp.tensor(&name)).is_some_and(|t| t.data.is_ok() && codec_for(&t.dtype).is_some())
+        });
+        result.set(None);
+        if readable {
             mode.set(Mode::Sample);
             start("hist");
         }
@@ -143,6 +149,11 @@ pub fn TensorDetail() -> impl IntoView {
         let file =
             state.cp.with(|cp| cp.as_ref().and_then(|cp| cp.files.get(t.file)).map(|f| base_name(&f.path).to_owned()));
         let decodable = codec_for(&t.dtype).is_some();
+        let lost = t.data.as_ref().err().map(|l| l.to_string());
+        let offset = match t.offset {
+            Some(o) => o.to_string(),
+            None => "unknown".to_owned(),
+        };
         let name = t.name.clone();
         Some(view! {
             <div class="detail-head">
@@ -156,11 +167,14 @@ pub fn TensorDetail() -> impl IntoView {
                 <dt>"Shape"</dt><dd data-testid="detail-shape">{shape_text(&t.shape)}</dd>
                 <dt>"Parameters"</dt><dd>{t.elems().map(human_count).unwrap_or_default()}</dd>
                 <dt>"Bytes"</dt><dd>{format!("{} ({})", human_bytes(t.nbytes), t.nbytes)}</dd>
-                <dt>"Offset"</dt><dd>{t.offset}</dd>
+                <dt>"Offset"</dt><dd data-testid="detail-offset">{offset}</dd>
                 <dt>"File"</dt><dd>{file}</dd>
             </dl>
             {(!decodable).then(|| view! {
                 <p class="sev-warning" data-testid="undecodable">"Values of this type cannot be decoded."</p>
+            })}
+            {lost.map(|l| view! {
+                <p class="sev-error" data-testid="data-lost">{format!("Where this tensor's data lies is unknown: {l}. Its values are not read.")}</p>
             })}
         })
     };

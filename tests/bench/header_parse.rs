@@ -176,8 +176,9 @@ mod native {
                 dtype: Dtype::Ggml(GgmlType((i % 3) as u32 * 6)),
                 shape: vec![4096, 1 + i % 7],
                 file: 0,
-                offset: i * 4096,
+                offset: Some(i * 4096),
                 nbytes: 4096,
+                data: Err(tensorscope::engine::model::Lost::NoSize),
             })
             .collect();
         let cp = Checkpoint {

@@ -46,9 +46,7 @@ pub fn parse_cut(name: &str, bytes: &[u8], cuts: &[u64]) -> Parsed {
 pub fn open_all(files: &[(&str, &[u8])]) -> Checkpoint {
     let parsed = files
         .iter()
-        .map(|(name, bytes)| {
-            (FileInfo { path: name.to_string(), size: bytes.len() as u64 }, parse(name, bytes, 1 << 20))
-        })
+        .map(|(name, bytes)| (FileInfo::new(name.to_string(), bytes.len() as u64), parse(name, bytes, 1 << 20)))
         .collect();
     assemble(parsed)
 }

@@ -107,6 +107,7 @@ impl Decoder for HeaderDecoder {
                             format!("header length {n} runs past the end of the {len}-byte file"),
                         ));
                     } else {
+                        self.window.reserve(8 + n);
                         self.state = State::Json;
                     }
                 }

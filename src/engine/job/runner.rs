@@ -1,0 +1,247 @@
+//! The one read planner every driver uses: turns a job's needs into bounded reads, serves needs
+//! from bytes already read, and refuses reads past the end of a file.
+
+use super::{Job, JobStep, Need};
+use crate::engine::range::ByteRange;
+use crate::engine::step::FeedError;
+
+/// How reads are cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOpts {
+    /// Largest read issued for a need (a job's read-ahead may make one larger).
+    pub chunk: u64,
+    /// Upper bound on a job's read-ahead.
+    pub max_read_ahead: u64,
+}
+
+impl Default for ReadOpts {
+    fn default() -> Self {
+        ReadOpts { chunk: crate::engine::step::CHUNK_BYTES, max_read_ahead: 8 << 20 }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// The driver's read failed (its message).
+    Read(String),
+    /// A need runs past the end of the file (the file is shorter than the job was told).
+    PastEnd { file: usize, needed: u64, len: u64 },
+    /// A read returned other than the bytes asked: the file changed while open.
+    ShortRead { file: usize, range: ByteRange, got: u64 },
+    /// The job asked for a file it was not given.
+    NoSuchFile(usize),
+    /// Bytes were fed where the job did not ask (a driver bug).
+    Feed(FeedError),
+    /// The driver stopped the run.
+    Cancelled,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Read(e) => write!(f, "read failed: {e}"),
+            RunError::PastEnd { needed, len, .. } => {
+                write!(f, "the file ends at byte {len} before the data needed (up to byte {needed})")
+            }
+            RunError::ShortRead { range, got, .. } => write!(
+                f,
+                "reading bytes {range} returned {got} bytes: the file changed (or shrank) since it was opened"
+            ),
+            RunError::NoSuchFile(i) => write!(f, "file {i} is not open"),
+            RunError::Feed(e) => write!(f, "{e}"),
+            RunError::Cancelled => write!(f, "cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What the driver should do next.
+#[derive(Debug, PartialEq)]
+pub enum Poll<T> {
+    /// Read exactly these bytes of this file and hand them to [`Runner::fill`].
+    Read(usize, ByteRange),
+    /// Bytes were fed: a good moment to report progress, yield or cancel; then poll again.
+    Fed,
+    Done(T),
+}
+
+/// Runs a job over files of known lengths (indexed as the job indexes them).
+pub struct Runner<J> {
+    job: J,
+    lens: Vec<u64>,
+    opts: ReadOpts,
+    pending: Option<Need>,
+    /// Bytes read and not yet fed: file, absolute start, bytes.
+    buf: Option<(usize, u64, Vec<u8>)>,
+}
+
+impl<J: Job> Runner<J> {
+    /// A runner of `job` over files of `lens` bytes.
+    pub fn new(job: J, lens: Vec<u64>) -> Self {
+        Runner::with_opts(job, lens, ReadOpts::default())
+    }
+
+    pub fn with_opts(job: J, lens: Vec<u64>, opts: ReadOpts) -> Self {
+        Runner { job, lens, opts, pending: None, buf: None }
+    }
+
+    /// The job, as far as it has got.
+    pub fn job(&self) -> &J {
+        &self.job
+    }
+
+    /// The job, to drain output as it goes.
+    pub fn job_mut(&mut self) -> &mut J {
+        &mut self.job
+    }
+
+    /// The next thing to do.
+    pub fn poll(&mut self) -> Result<Poll<J::Output>, RunError> {
+        let need = match self.pending {
+            Some(n) => n,
+            None => match self.job.step() {
+                JobStep::Done(out) => return Ok(Poll::Done(out)),
+                JobStep::Need(n) => {
+                    let len = *self.lens.get(n.file).ok_or(RunError::NoSuchFile(n.file))?;
+                    if n.range.end > len || n.range.is_empty() {
+                        return Err(RunError::PastEnd { file: n.file, needed: n.range.end, len });
+                    }
+                    self.pending = Some(n);
+                    n
+                }
+            },
+        };
+        if let Some((file, start, bytes)) = &self.buf {
+            let end = start + bytes.len() as u64;
+            if *file == need.file && *start <= need.range.start && need.range.start < end {
+                let from = (need.range.start - start) as usize; // < bytes.len(), a usize
+                let to = need.range.end.min(end) - start;
+                self.job.feed(need.file, need.range.start, &bytes[from..to as usize]).map_err(RunError::Feed)?;
+                self.pending = None;
+                return Ok(Poll::Fed);
+            }
+        }
+        let len = self.lens[need.file];
+        let ahead = self.job.read_ahead().min(self.opts.max_read_ahead);
+        let want = need.range.len().min(self.opts.chunk.max(1)).max(ahead).min(len - need.range.start);
+        Ok(Poll::Read(need.file, ByteRange::at(need.range.start, want)))
+    }
+
+    /// Hand over the bytes of a [`Poll::Read`].
+    pub fn fill(&mut self, file: usize, range: ByteRange, bytes: Vec<u8>) -> Result<(), RunError> {
+        if bytes.len() as u64 != range.len() {
+            return Err(RunError::ShortRead { file, range, got: bytes.len() as u64 });
+        }
+        self.buf = Some((file, range.start, bytes));
+        Ok(())
+    }
+}
+
+/// Run `job` to completion over files of `lens` bytes, reading through `read(file, range)`.
+pub fn run<J: Job>(
+    job: J,
+    lens: Vec<u64>,
+    mut read: impl FnMut(usize, ByteRange) -> Result<Vec<u8>, String>,
+) -> Result<J::Output, RunError> {
+    let mut r = Runner::new(job, lens);
+    loop {
+        match r.poll()? {
+            Poll::Read(file, range) => {
+                let bytes = read(file, range).map_err(RunError::Read)?;
+                r.fill(file, range, bytes)?;
+            }
+            Poll::Fed => {}
+            Poll::Done(out) => return Ok(out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::job::{JobStep, Progress};
+
+    /// Collects bytes `want` of file 1, asking in pieces of `step` bytes, reading ahead `ahead`.
+    struct Collect {
+        want: ByteRange,
+        step: u64,
+        ahead: u64,
+        got: Vec<u8>,
+    }
+
+    impl Job for Collect {
+        type Output = Vec<u8>;
+        fn step(&mut self) -> JobStep<Vec<u8>> {
+            let at = self.want.start + self.got.len() as u64;
+            if at >= self.want.end {
+                return JobStep::Done(std::mem::take(&mut self.got));
+            }
+            JobStep::Need(Need { file: 1, range: ByteRange::new(at, (at + self.step).min(self.want.end)) })
+        }
+        fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+            assert_eq!((file, offset), (1, self.want.start + self.got.len() as u64));
+            let room = (self.want.end - offset) as usize;
+            self.got.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            Ok(())
+        }
+        fn progress(&self) -> Progress {
+            Progress { done: self.got.len() as u64, total: self.want.len() }
+        }
+        fn read_ahead(&self) -> u64 {
+            self.ahead
+        }
+    }
+
+    fn data(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i * 7 % 251) as u8).collect()
+    }
+
+    #[test]
+    fn reads_are_chunked_served_from_read_ahead_and_exact() {
+        let file = data(100_000);
+        for (step, ahead) in [(1, 0), (7, 0), (1000, 4096), (5000, 1 << 20), (1 << 30, 0)] {
+            let job = Collect { want: ByteRange::new(123, 99_999), step, ahead, got: vec![] };
+            let mut reads = 0;
+            let out = run(job, vec![0, file.len() as u64], |f, r| {
+                assert_eq!(f, 1);
+                assert!(r.end <= file.len() as u64);
+                reads += 1;
+                Ok(file[r.start as usize..r.end as usize].to_vec())
+            })
+            .unwrap();
+            assert_eq!(out, &file[123..99_999], "step {step} ahead {ahead}");
+            if ahead >= 4096 {
+                assert!(reads <= 99_999 / 4096 + 2, "read-ahead serves later needs: {reads} reads");
+            }
+        }
+    }
+
+    #[test]
+    fn needs_past_the_end_and_short_reads_are_errors() {
+        let job = Collect { want: ByteRange::new(0, 10), step: 10, ahead: 0, got: vec![] };
+        assert_eq!(run(job, vec![0, 5], |_, _| Ok(vec![])), Err(RunError::PastEnd { file: 1, needed: 10, len: 5 }));
+        let job = Collect { want: ByteRange::new(0, 10), step: 10, ahead: 0, got: vec![] };
+        assert!(matches!(run(job, vec![0, 10], |_, _| Ok(vec![1, 2])), Err(RunError::ShortRead { got: 2, .. })));
+        let job = Collect { want: ByteRange::new(0, 10), step: 10, ahead: 0, got: vec![] };
+        assert_eq!(run(job, vec![0], |_, _| Ok(vec![])), Err(RunError::NoSuchFile(1)));
+        let job = Collect { want: ByteRange::new(0, 10), step: 10, ahead: 0, got: vec![] };
+        assert_eq!(
+            run(job, vec![0, 10], |_, _| Err("disk on fire".into())),
+            Err(RunError::Read("disk on fire".into()))
+        );
+    }
+
+    #[test]
+    fn offsets_past_4_gib_stay_u64() {
+        let base = 5u64 << 30;
+        let job = Collect { want: ByteRange::new(base + 3, base + 9), step: 2, ahead: 1 << 20, got: vec![] };
+        let out = run(job, vec![0, base + 100], |_, r| {
+            assert!(r.start >= base && r.end <= base + 100);
+            Ok((r.start..r.end).map(|o| (o - base) as u8).collect())
+        })
+        .unwrap();
+        assert_eq!(out, vec![3, 4, 5, 6, 7, 8]);
+    }
+}

@@ -1,0 +1,350 @@
+//! Reading a plan's pieces and handing their decoded values (or raw bytes) to a sink, and the
+//! NaN/Inf scan of every tensor built on it.
+
+use super::{Job, JobStep, Need, Progress};
+use crate::engine::decode::{codec_for, BlockCodec};
+use crate::engine::model::{Checkpoint, Lost, Tensor};
+use crate::engine::plan::{Plan, PlanError, Selection, READ_BYTES};
+use crate::engine::range::ByteRange;
+use crate::engine::step::FeedError;
+
+/// Values decoded at a time: small enough to stay in cache.
+const BATCH_ELEMS: usize = 1 << 14;
+/// Read-ahead of sequential scans.
+const SCAN_READ_AHEAD: u64 = 8 << 20;
+
+/// Receives a scan's pieces.
+pub trait Sink {
+    /// Whether this sink wants decoded values (`values`) or the raw bytes (`raw`).
+    fn wants_values(&self) -> bool {
+        true
+    }
+    /// Decoded values starting at tensor element `first_elem`, in storage order.
+    fn values(&mut self, _first_elem: u64, _values: &[f32]) {}
+    /// The per-block scales of the blocks just decoded.
+    fn scales(&mut self, _scales: &[f32]) {}
+    /// Whether `scales` is wanted.
+    fn wants_scales(&self) -> bool {
+        false
+    }
+    /// A piece's raw bytes, when `wants_values` is false.
+    fn raw(&mut self, _bytes: &[u8]) {}
+}
+
+/// Why a tensor's values cannot be read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValuesError {
+    /// The dtype has no decoder (its name).
+    Undecodable(String),
+    /// The data cannot be located.
+    Lost(Lost),
+    Plan(PlanError),
+}
+
+impl std::fmt::Display for ValuesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValuesError::Undecodable(d) => write!(f, "values of dtype {d} cannot be decoded"),
+            ValuesError::Lost(l) => write!(f, "the tensor's data cannot be read: {l}"),
+            ValuesError::Plan(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The codec and plan of `sel` over `t`, or why its values cannot be read.
+pub fn scan_target(t: &Tensor, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
+    let codec = codec_for(&t.dtype).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
+    let data = t.data.as_ref().map_err(|l| ValuesError::Lost(*l))?;
+    let p = crate::engine::plan::plan(t.file, data, &codec, sel).map_err(ValuesError::Plan)?;
+    Ok((p, codec))
+}
+
+/// A scan of one plan over blocks of `codec`, feeding a sink.
+pub struct ValueScan<S> {
+    plan: Plan,
+    codec: BlockCodec,
+    sink: S,
+    next: u64,
+    piece: Option<crate::engine::plan::Piece>,
+    buf: Vec<u8>,
+    values: Vec<f32>,
+    scales: Vec<f32>,
+    done_bytes: u64,
+}
+
+impl<S: Sink> ValueScan<S> {
+    pub fn new(plan: Plan, codec: BlockCodec, sink: S) -> Self {
+        ValueScan {
+            plan,
+            codec,
+            sink,
+            next: 0,
+            piece: None,
+            buf: Vec::new(),
+            values: Vec::new(),
+            scales: Vec::new(),
+            done_bytes: 0,
+        }
+    }
+
+    /// The plan being read.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The sink, as far as the scan has got (for a cancelled scan's partial result).
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+
+    /// The sink, to drain output as the scan goes.
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    /// Take the sink out (the scan is spent).
+    pub fn into_sink(self) -> S {
+        self.sink
+    }
+
+    fn finish_piece(&mut self, piece: &crate::engine::plan::Piece) {
+        if !self.sink.wants_values() {
+            self.sink.raw(&self.buf);
+            return;
+        }
+        let (be, bb) = (self.codec.block_elems, self.codec.block_bytes);
+        let batch_blocks = (BATCH_ELEMS / be).max(1);
+        // A piece is at most READ_BYTES + one block, so its counts fit a usize.
+        let (mut skip, mut keep) = (piece.skip as usize, piece.keep as usize);
+        let mut elem = piece.first_elem;
+        for chunk in self.buf.chunks(batch_blocks * bb) {
+            let n = chunk.len() / bb * be;
+            self.values.resize(n, 0.0);
+            (self.codec.decode)(chunk, &mut self.values);
+            if let (true, Some(scales)) = (self.sink.wants_scales(), self.codec.scales) {
+                self.scales.clear();
+                scales(chunk, &mut self.scales);
+                self.sink.scales(&self.scales);
+            }
+            let s = skip.min(n);
+            let k = keep.min(n - s);
+            if k > 0 {
+                self.sink.values(elem, &self.values[s..s + k]);
+            }
+            elem += k as u64;
+            skip -= s;
+            keep -= k;
+        }
+    }
+
+    /// Step the scan; `Done(())` once every piece went to the sink.
+    fn advance(&mut self) -> Option<Need> {
+        loop {
+            let piece = match &self.piece {
+                Some(p) => p.clone(),
+                None => {
+                    let p = self.plan.piece(self.next)?;
+                    debug_assert!(p.bytes.len() <= READ_BYTES + self.codec.block_bytes as u64);
+                    self.piece = Some(p.clone());
+                    p
+                }
+            };
+            let have = piece.bytes.start + self.buf.len() as u64;
+            if have < piece.bytes.end {
+                return Some(Need { file: self.plan.file, range: ByteRange::new(have, piece.bytes.end) });
+            }
+            self.finish_piece(&piece);
+            self.done_bytes += piece.bytes.len();
+            self.buf.clear();
+            self.piece = None;
+            self.next += 1;
+        }
+    }
+
+    fn take(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        let Some(piece) = &self.piece else { return Ok(()) };
+        let expected = piece.bytes.start + self.buf.len() as u64;
+        if file != self.plan.file || offset != expected {
+            return Err(FeedError { expected, got: offset });
+        }
+        let room = piece.bytes.end - expected;
+        let take = usize::try_from(room).map_or(bytes.len(), |r| r.min(bytes.len()));
+        self.buf.extend_from_slice(&bytes[..take]);
+        Ok(())
+    }
+
+    fn scan_progress(&self) -> Progress {
+        Progress { done: self.done_bytes + self.buf.len() as u64, total: self.plan.bytes }
+    }
+
+    fn scan_read_ahead(&self) -> u64 {
+        if self.plan.is_sequential() {
+            SCAN_READ_AHEAD
+        } else {
+            0
+        }
+    }
+}
+
+/// A finished scan yields its sink.
+impl<S: Sink + Default> Job for ValueScan<S> {
+    type Output = S;
+
+    fn step(&mut self) -> JobStep<S> {
+        match self.advance() {
+            Some(n) => JobStep::Need(n),
+            None => JobStep::Done(std::mem::take(&mut self.sink)),
+        }
+    }
+
+    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        self.take(file, offset, bytes)
+    }
+
+    fn progress(&self) -> Progress {
+        self.scan_progress()
+    }
+
+    fn read_ahead(&self) -> u64 {
+        self.scan_read_ahead()
+    }
+}
+
+/// Counts NaN and infinite values of one tensor.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct NonFiniteSink {
+    pub values: u64,
+    pub nan: u64,
+    pub inf: u64,
+}
+
+impl Sink for NonFiniteSink {
+    fn values(&mut self, _first_elem: u64, values: &[f32]) {
+        self.values += values.len() as u64;
+        let bad = values.iter().filter(|v| !v.is_finite()).count();
+        if bad > 0 {
+            let nan = values.iter().filter(|v| v.is_nan()).count();
+            self.nan += nan as u64;
+            self.inf += (bad - nan) as u64;
+        }
+    }
+}
+
+/// What the NaN/Inf scan did with one tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ScanOutcome {
+    /// Its dtype has no decoder (an info finding).
+    NotDecodable(String),
+    /// Its data cannot be located: a header finding already; nothing to add.
+    Skipped,
+    Counted(NonFiniteSink),
+}
+
+/// The NaN/Inf scan of every tensor of a checkpoint, one after the other.
+pub struct NonFiniteJob {
+    /// Per tensor: its plan and codec, or what the scan says of it without reading.
+    targets: std::vec::IntoIter<Result<(Plan, BlockCodec), ScanOutcome>>,
+    current: Option<ValueScan<NonFiniteSink>>,
+    outcomes: Vec<ScanOutcome>,
+    done_bytes: u64,
+    total_bytes: u64,
+}
+
+/// The scan of every tensor of `cp`.
+pub fn nonfinite_job(cp: &Checkpoint) -> NonFiniteJob {
+    let targets: Vec<_> = cp
+        .tensors
+        .iter()
+        .map(|t| match scan_target(t, &Selection::Whole) {
+            Ok(pc) => Ok(pc),
+            Err(ValuesError::Undecodable(d)) => Err(ScanOutcome::NotDecodable(d)),
+            Err(_) => Err(ScanOutcome::Skipped),
+        })
+        .collect();
+    let total_bytes = targets.iter().filter_map(|t| t.as_ref().ok()).map(|(p, _)| p.bytes).sum();
+    NonFiniteJob {
+        outcomes: Vec::with_capacity(targets.len()),
+        targets: targets.into_iter(),
+        current: None,
+        done_bytes: 0,
+        total_bytes,
+    }
+}
+
+impl NonFiniteJob {
+    /// Bytes this job reads in all.
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    /// Tensors finished so far.
+    pub fn tensors_done(&self) -> usize {
+        self.outcomes.len()
+    }
+}
+
+impl Job for NonFiniteJob {
+    type Output = Vec<ScanOutcome>;
+
+    fn step(&mut self) -> JobStep<Vec<ScanOutcome>> {
+        loop {
+            if let Some(scan) = &mut self.current {
+                if let Some(n) = scan.advance() {
+                    return JobStep::Need(n);
+                }
+                let scan = self.current.take().expect("just matched");
+                self.done_bytes += scan.plan.bytes;
+                self.outcomes.push(ScanOutcome::Counted(scan.into_sink()));
+            }
+            match self.targets.next() {
+                None => return JobStep::Done(std::mem::take(&mut self.outcomes)),
+                Some(Ok((plan, codec))) => self.current = Some(ValueScan::new(plan, codec, NonFiniteSink::default())),
+                Some(Err(outcome)) => self.outcomes.push(outcome),
+            }
+        }
+    }
+
+    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        match &mut self.current {
+            Some(s) => s.take(file, offset, bytes),
+            None => Ok(()),
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        let now = self.current.as_ref().map_or(0, |s| s.scan_progress().done);
+        Progress { done: self.done_bytes + now, total: self.total_bytes }
+    }
+
+    fn read_ahead(&self) -> u64 {
+        SCAN_READ_AHEAD
+    }
+}
+
+/// Histograms of a tensor's values and, for block types, of its block scales.
+#[derive(Debug, Default)]
+pub struct HistogramSink {
+    pub values: crate::engine::histogram::Histogram,
+    pub scales: Option<crate::engine::histogram::Histogram>,
+}
+
+impl HistogramSink {
+    /// A sink that also collects block scales when `scales` is set.
+    pub fn new(scales: bool) -> Self {
+        HistogramSink { values: Default::default(), scales: scales.then(Default::default) }
+    }
+}
+
+impl Sink for HistogramSink {
+    fn values(&mut self, _first_elem: u64, values: &[f32]) {
+        self.values.add(values);
+    }
+    fn wants_scales(&self) -> bool {
+        self.scales.is_some()
+    }
+    fn scales(&mut self, scales: &[f32]) {
+        if let Some(h) = &mut self.scales {
+            h.add(scales);
+        }
+    }
+}
