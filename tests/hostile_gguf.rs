@@ -70,7 +70,9 @@ fn big_endian_files_are_read() {
     assert_eq!(h.version, 3);
     assert_eq!(h.get("general.alignment"), Some(&Value::U32(32)));
     assert_eq!(h.tensors[0].ne, vec![32, 2]);
-    assert!(h.findings.is_empty(), "{:?}", h.findings);
+    let codes: Vec<&str> = h.findings.iter().map(|f| f.code).collect();
+    assert_eq!(codes, [rules::BIG_ENDIAN], "read, with a warning that llama.cpp refuses it on little-endian machines");
+    assert_eq!(h.findings[0].severity, tensorscope::engine::findings::Severity::Warning);
 }
 
 #[test]
@@ -134,13 +136,14 @@ fn arrays_nested_too_deep_are_refused() {
 }
 
 #[test]
-fn nested_arrays_are_read() {
+fn nested_arrays_are_read_and_flagged_as_refused_by_llama_cpp() {
     let mut g = Gguf::header(3, 0, 1);
     g.str(b"n").u32(9).u32(9).u64(2);
     g.u32(4).u64(2).u32(1).u32(2);
     g.u32(8).u64(1).str(b"x");
     let h = header(&g.build());
-    assert!(h.findings.is_empty(), "{:?}", h.findings);
+    let codes: Vec<&str> = h.findings.iter().map(|f| f.code).collect();
+    assert_eq!(codes, [rules::NESTED_ARRAY]);
     let Some(Value::Array(a)) = h.get("n") else { panic!() };
     assert_eq!(a.len, 2);
     let Value::Array(inner) = &a.items[1] else { panic!() };
@@ -309,4 +312,43 @@ fn the_full_list_of_a_big_array_is_readable_on_demand() {
         }
         assert!(read("tokens", 2000, 5, 64).is_empty());
     }
+}
+
+#[test]
+fn empty_keys_are_errors() {
+    let mut g = Gguf::header(3, 0, 2);
+    g.kv_u32("", 7).kv_u32("b", 1);
+    let cp = has(&g.build(), rules::EMPTY_KEY);
+    assert_eq!(cp.meta("b"), Some(&MetaValue::Gguf(Value::U32(1))), "the rest is still read");
+}
+
+#[test]
+fn tensor_sizes_that_overflow_are_errors() {
+    // 2^62 F32 elements: 2^64 bytes. ggml refuses sizes past SIZE_MAX.
+    let mut g = Gguf::header(3, 1, 0);
+    g.tensor("t", &[1 << 62], 0, 0).pad(32);
+    let cp = has(&g.build(), rules::SIZE_OVERFLOW);
+    assert!(cp.tensors[0].data.is_err());
+}
+
+#[test]
+fn empty_tensors_with_huge_other_dimensions_are_fine() {
+    // [2^62, 4, 0] has no elements: ggml accepts it.
+    let mut g = Gguf::header(3, 1, 0);
+    g.tensor("t", &[1 << 62, 4, 0], 0, 0).pad(32);
+    let cp = open_one("x.gguf", &g.build());
+    assert!(!codes(&cp).contains(&rules::ELEM_COUNT_OVERFLOW), "{:?}", cp.findings);
+    assert_eq!(cp.tensors[0].nbytes, 0);
+}
+
+#[test]
+fn tensor_names_are_compared_as_ggml_does_up_to_a_nul() {
+    let mut g = Gguf::header(3, 2, 0);
+    g.tensor("a\0x", &[8], 0, 0).tensor("a\0y", &[8], 0, 32).pad(32).data(64);
+    has(&g.build(), rules::DUPLICATE_TENSOR);
+    // Keys are compared byte for byte: two different invalid-UTF-8 keys are two keys.
+    let mut g = Gguf::header(3, 0, 2);
+    g.str(b"\xff").u32(4).u32(0).str(b"\xfe").u32(4).u32(0);
+    let cp = open_one("x.gguf", &g.build());
+    assert!(!codes(&cp).contains(&rules::DUPLICATE_KEY), "{:?}", cp.findings);
 }

@@ -62,7 +62,11 @@ fn header_text_rules() {
     let mut b = safetensors("{\"a?\":1}", 0);
     b[11] = 0xff;
     has(&b, rules::INVALID_UTF8);
-    has(&safetensors(" {}", 0), rules::HEADER_NOT_OBJECT);
+    // The reference accepts JSON whitespace before the object (a warning here); NUL is not JSON.
+    let cp = has(&safetensors("\t\n {}\r ", 0), rules::LEADING_WHITESPACE);
+    assert!(!tensorscope::engine::findings::has_error(&cp.findings), "{:?}", cp.findings);
+    has(&safetensors("\0{}", 0), rules::HEADER_NOT_OBJECT);
+    has(&safetensors("{}\0\0", 0), rules::INVALID_JSON);
     has(&safetensors("[1,2]", 0), rules::HEADER_NOT_OBJECT);
     let cp = has(&safetensors("{\"a\": {\"dtype\": ", 0), rules::INVALID_JSON);
     assert!(cp.findings[0].message.contains("byte"), "{}", cp.findings[0].message);
@@ -70,10 +74,23 @@ fn header_text_rules() {
 
 #[test]
 fn duplicate_keys_are_reported() {
+    // As in the reference, the last entry of a repeated name is the one used.
     let h =
-        r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}"#;
+        r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#;
     let cp = has(&safetensors(h, 1), rules::DUPLICATE_KEY);
     assert_eq!(cp.tensors.len(), 1);
+    assert_eq!(cp.tensors[0].shape, vec![1]);
+    assert!(!tensorscope::engine::findings::has_error(&cp.findings), "{:?}", cp.findings);
+    let h = r#"{"__metadata__":{"a":"1"},"__metadata__":{"a":"2"}}"#;
+    let cp = has(&safetensors(h, 0), rules::DUPLICATE_KEY);
+    assert!(tensorscope::engine::findings::has_error(&cp.findings));
+}
+
+#[test]
+fn element_counts_whose_bits_overflow_are_overflows() {
+    // The reference's own ValidationOverflow case.
+    let h = r#"{"test":{"dtype":"I32","shape":[2,9223372036854775807],"data_offsets":[0,16]}}"#;
+    has(&safetensors(h, 16), rules::ELEM_COUNT_OVERFLOW);
 }
 
 #[test]

@@ -26,6 +26,8 @@ pub const MAX_STRING_BYTES: u64 = 64 << 20;
 pub const MAX_KEY_BYTES: u64 = 1 << 16;
 /// Deepest nesting of arrays read.
 pub const MAX_ARRAY_DEPTH: usize = 8;
+/// ggml's `GGUF_MAX_ARRAY_ELEMENTS`: llama.cpp refuses longer arrays.
+pub const MAX_ARRAY_ELEMENTS: u64 = 1 << 30;
 /// Bytes read ahead of the item being parsed.
 const READ_AHEAD: u64 = 64 << 10;
 
@@ -94,6 +96,8 @@ struct Frame {
     read: u64,
     items: Vec<Value>,
     start: u64,
+    /// Findings about the array, reported once its head is known to be whole.
+    findings: Vec<Finding>,
 }
 
 /// Why parsing stopped early: a finding, after which nothing more can be trusted.
@@ -125,9 +129,12 @@ pub struct HeaderDecoder {
     kvs_read: u64,
     tensors_read: u64,
     frames: Vec<Frame>,
-    pending_key: Option<String>,
-    keys: HashSet<String>,
-    names: HashSet<String>,
+    /// The key of the top-level array being read: its text and its bytes.
+    pending_key: Option<(String, Vec<u8>)>,
+    /// Keys as stored (compared byte for byte, as ggml does).
+    keys: HashSet<Vec<u8>>,
+    /// Tensor names as ggml compares them: up to the first NUL.
+    names: HashSet<Vec<u8>>,
     /// Don't retry the current item until the window reaches this offset.
     wait_until: u64,
 }
@@ -206,6 +213,13 @@ impl HeaderDecoder {
         };
         self.out.version = version;
         self.out.big_endian = big;
+        if big && matches!(version, 2 | 3) {
+            self.out.findings.push(Finding::warning(
+                rules::BIG_ENDIAN,
+                "the file is big-endian: llama.cpp loads it only on big-endian machines (on others it \
+                 reports an endianness mismatch)",
+            ));
+        }
         match version {
             2 | 3 => {}
             1 => {
@@ -273,7 +287,14 @@ impl HeaderDecoder {
             Ok(t) => t,
             Err(s) => return s.into(),
         };
+        let key_raw = key.to_vec();
         let key_text = text(key, start, "key", &mut self.out.findings);
+        if key_raw.is_empty() {
+            self.out.findings.push(Finding::error(
+                rules::EMPTY_KEY,
+                format!("key at offset {start} is empty; llama.cpp refuses empty keys"),
+            ));
+        }
         let Some(vt) = ValueType::from_id(type_id) else {
             return Stop(Finding::error(
                 rules::BAD_VALUE_TYPE,
@@ -283,10 +304,11 @@ impl HeaderDecoder {
         };
         let value = if vt == ValueType::Array {
             match self.array_head(&mut Reader::new(&self.window.bytes()[r.pos() as usize..], big), start + r.pos()) {
-                Ok(frame) => {
+                Ok(mut frame) => {
                     let used = r.pos() + 12;
+                    self.out.findings.append(&mut frame.findings);
                     self.frames.push(frame);
-                    self.pending_key = Some(key_text);
+                    self.pending_key = Some((key_text, key_raw));
                     self.kvs_read += 1;
                     self.window.consume(start + used);
                     self.frames.last_mut().expect("just pushed").start = start + used;
@@ -305,7 +327,7 @@ impl HeaderDecoder {
         let used = r.pos();
         self.kvs_read += 1;
         self.window.consume(start + used);
-        self.push_kv(key_text, value, start);
+        self.push_kv(key_text, key_raw, value, start);
         Outcome::Progress
     }
 
@@ -327,6 +349,13 @@ impl HeaderDecoder {
             ))
             .into());
         }
+        let mut findings = Vec::new();
+        if item_type == ValueType::Array && self.frames.is_empty() {
+            findings.push(Finding::error(
+                rules::NESTED_ARRAY,
+                format!("array at offset {at} holds arrays: the format allows it, but llama.cpp refuses nested arrays"),
+            ));
+        }
         let min_item = item_type.fixed_bytes().unwrap_or(if item_type == ValueType::String { 8 } else { 12 });
         let left = self.out.file_len.saturating_sub(at + 12);
         if len.checked_mul(min_item).is_none_or(|b| b > left) {
@@ -339,15 +368,23 @@ impl HeaderDecoder {
             ))
             .into());
         }
-        Ok(Frame { item_type, len, read: 0, items: Vec::new(), start: at + 12 })
+        if len > MAX_ARRAY_ELEMENTS {
+            findings.push(Finding::error(
+                rules::ARRAY_TOO_LONG,
+                format!(
+                    "array at offset {at} has {len} items; llama.cpp refuses arrays of more than {MAX_ARRAY_ELEMENTS}"
+                ),
+            ));
+        }
+        Ok(Frame { item_type, len, read: 0, items: Vec::new(), start: at + 12, findings })
     }
 
     fn short_or_stop(&self, s: Short, at: u64) -> Outcome {
         short_or_stop(self.out.file_len, s, at)
     }
 
-    fn push_kv(&mut self, key: String, value: Value, at: u64) {
-        if !self.keys.insert(key.clone()) {
+    fn push_kv(&mut self, key: String, raw: Vec<u8>, value: Value, at: u64) {
+        if !self.keys.insert(raw) {
             self.out.findings.push(Finding::error(
                 rules::DUPLICATE_KEY,
                 format!("key '{key}' at offset {at} appears more than once; the first is kept"),
@@ -377,9 +414,9 @@ impl HeaderDecoder {
                 }
                 None => {
                     self.state = State::KeyValue;
-                    let key = self.pending_key.take().expect("a top-level array has a key");
+                    let (key, raw) = self.pending_key.take().expect("a top-level array has a key");
                     let at = self.pos();
-                    self.push_kv(key, array, at);
+                    self.push_kv(key, raw, array, at);
                 }
             }
             return Outcome::Progress;
@@ -397,7 +434,8 @@ impl HeaderDecoder {
         if item_type == ValueType::Array {
             let mut r = Reader::new(bytes, big);
             return match self.array_head(&mut r, start) {
-                Ok(frame) => {
+                Ok(mut frame) => {
+                    self.out.findings.append(&mut frame.findings);
                     self.window.consume(start + 12);
                     self.frames.push(frame);
                     Outcome::Progress
@@ -522,10 +560,12 @@ impl HeaderDecoder {
         };
         let used = r.pos();
         let name_len = name.len() as u64;
+        // ggml keeps names as C strings: two names equal up to a NUL are the same name.
+        let name_key = name.split(|&b| b == 0).next().unwrap_or_default().to_vec();
         let name = text(name, start, "tensor name", &mut self.out.findings);
         self.window.consume(start + used);
         self.tensors_read += 1;
-        let t = self.check_tensor(name, name_len, ne, n_dims, GgmlType(type_id), rel_offset, start);
+        let t = self.check_tensor(name, name_key, name_len, ne, n_dims, GgmlType(type_id), rel_offset, start);
         self.out.tensors.push(t);
         Outcome::Progress
     }
@@ -534,6 +574,7 @@ impl HeaderDecoder {
     fn check_tensor(
         &mut self,
         name: String,
+        name_key: Vec<u8>,
         name_len: u64,
         ne: Vec<u64>,
         n_dims: u32,
@@ -549,7 +590,7 @@ impl HeaderDecoder {
                 format!("tensor name at offset {at} is {name_len} bytes; ggml allows at most {}", MAX_NAME_BYTES - 1),
             );
         }
-        if !self.names.insert(name.clone()) {
+        if !self.names.insert(name_key) {
             fault(rules::DUPLICATE_TENSOR, format!("tensor name at offset {at} is used more than once"));
         }
         if n_dims > MAX_DIMS {
@@ -559,7 +600,12 @@ impl HeaderDecoder {
         if let Some(d) = ne.iter().position(|&d| d > i64::MAX as u64) {
             fault(rules::NEGATIVE_DIM, format!("dimension {d} is negative as ggml's int64 ({})", ne[d] as i64));
         } else {
-            let elems = ne.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d).filter(|&e| e <= i64::MAX as u64));
+            // A zero anywhere makes an empty tensor, however large the other dimensions.
+            let elems = if ne.contains(&0) {
+                Some(0)
+            } else {
+                ne.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d).filter(|&e| e <= i64::MAX as u64))
+            };
             match (elems, ggml_type.kind()) {
                 (None, _) => {
                     fault(rules::ELEM_COUNT_OVERFLOW, format!("element count of shape {ne:?} overflows ggml's int64"))
@@ -584,6 +630,15 @@ impl HeaderDecoder {
                         );
                     } else {
                         nbytes = ggml_type.nbytes(elems);
+                        if nbytes.is_none() {
+                            fault(
+                                rules::SIZE_OVERFLOW,
+                                format!(
+                                    "{elems} elements of {} take more than 2^64 bytes; ggml refuses sizes past SIZE_MAX",
+                                    ggml_type.name()
+                                ),
+                            );
+                        }
                     }
                 }
             }

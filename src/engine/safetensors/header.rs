@@ -145,12 +145,25 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
             return false;
         }
     };
-    if !text.starts_with('{') {
+    // The reference (0.8) accepts JSON whitespace before the object; its README still says the
+    // header must begin with '{', so older or stricter readers may refuse it.
+    let body = text.trim_start_matches([' ', '\t', '\n', '\r']);
+    if !body.starts_with('{') {
         out.findings.push(Finding::error(
             rules::HEADER_NOT_OBJECT,
             "header must be a JSON object starting with '{' at offset 8",
         ));
         return false;
+    }
+    if body.len() < text.len() {
+        out.findings.push(Finding::warning(
+            rules::LEADING_WHITESPACE,
+            format!(
+                "header begins with {} whitespace bytes before its '{{': the reference reader accepts this, \
+                 the format's README says the header must begin with '{{'",
+                text.len() - body.len()
+            ),
+        ));
     }
     let entries = match ordered_entries(text) {
         Ok(e) => e,
@@ -162,13 +175,25 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
             return false;
         }
     };
-    let mut seen = std::collections::HashSet::with_capacity(entries.len());
-    let first: Vec<bool> = entries.iter().map(|(k, _)| seen.insert(k.as_str())).collect();
-    for ((key, value), first) in entries.iter().zip(first) {
-        if !first {
-            out.findings.push(Finding::error(
+    // The reference keeps the last entry of a repeated tensor name (serde's map), and refuses a
+    // repeated `__metadata__`; so do we, reporting both.
+    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(entries.len());
+    for (i, (k, _)) in entries.iter().enumerate() {
+        last.insert(k.as_str(), i);
+    }
+    let mut metadata_seen = false;
+    for (i, (key, value)) in entries.iter().enumerate() {
+        if key == "__metadata__" {
+            if metadata_seen {
+                out.findings
+                    .push(Finding::error(rules::DUPLICATE_KEY, "header key '__metadata__' appears more than once"));
+                continue;
+            }
+            metadata_seen = true;
+        } else if last[key.as_str()] != i {
+            out.findings.push(Finding::warning(
                 rules::DUPLICATE_KEY,
-                format!("header key '{key}' appears more than once; the first is kept"),
+                format!("tensor '{key}' appears more than once in the header; the last entry is used, as the reference does"),
             ));
             continue;
         }
@@ -258,7 +283,12 @@ fn validate(out: &mut Header) {
             ));
         }
         expected = expected.max(t.end);
-        let elems = t.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
+        // Elements × bits must not overflow either (the reference's ValidationOverflow).
+        let elems = t
+            .shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+            .filter(|n| t.dtype.as_ref().map_or(true, |d| n.checked_mul(d.bits()).is_some()));
         match (elems, &t.dtype) {
             (None, _) => findings
                 .push(fault(rules::ELEM_COUNT_OVERFLOW, format!("element count of shape {:?} overflows", t.shape))),

@@ -20,3 +20,4 @@ pub const DATA_OUT_OF_BOUNDS: &str = "safetensors.data_out_of_bounds";
 pub const TRAILING_BYTES: &str = "safetensors.trailing_bytes";
 pub const BAD_INDEX: &str = "safetensors.bad_index";
 pub const INDEX_TOO_LARGE: &str = "safetensors.index_too_large";
+pub const LEADING_WHITESPACE: &str = "safetensors.leading_whitespace";
