@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the browser viewer into dist/ (no trunk):
-#   cargo build --release (wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz -> + index.html, www/*
+#   cargo build --profile web (wasm32, size-optimised) -> wasm-bindgen --target web -> wasm-opt -Oz -> + index.html, www/*
 # Prints raw and gzipped sizes. Environment: WASM_OPT=0 skips wasm-opt (faster, bigger).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,9 +13,9 @@ dist="$root/dist"
 
 locked=()
 if [ "${CI:-}" = true ]; then locked=(--locked); fi
-echo "[build-web] cargo build --release --target wasm32-unknown-unknown --bin $name"
-cargo build "${locked[@]}" --release --target wasm32-unknown-unknown --bin "$name"
-raw_wasm="$target_dir/wasm32-unknown-unknown/release/$name.wasm"
+echo "[build-web] cargo build --profile web --target wasm32-unknown-unknown --bin $name"
+cargo build "${locked[@]}" --profile web --target wasm32-unknown-unknown --bin "$name"
+raw_wasm="$target_dir/wasm32-unknown-unknown/web/$name.wasm"
 
 rm -rf "$dist"
 mkdir -p "$dist"

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod check_report;
 pub mod decode;
+pub mod dupes;
 pub mod findings;
 pub mod fuzz;
 pub mod gguf;

@@ -105,12 +105,19 @@ fn safetensors_set(
     let mut tensors = Vec::new();
     let mut infos = Vec::new();
     let mut keys = HashSet::new();
+    let n_files = files.len();
     for (i, (info, h)) in files.into_iter().enumerate() {
         let data_start = h.data_start();
+        metadata.reserve(h.metadata.len());
+        meta_file.reserve(h.metadata.len());
         for (k, v) in h.metadata {
-            if keys.insert(k.clone()) {
-                metadata.push((k, MetaValue::Text(v)));
+            // A file's own keys are distinct already: only later files need the set.
+            if i == 0 || keys.insert(k.clone()) {
                 meta_file.push(i);
+                if i == 0 && n_files > 1 {
+                    keys.insert(k.clone());
+                }
+                metadata.push((k, MetaValue::Text(v)));
             }
         }
         tensors.reserve(h.tensors.len());
@@ -303,6 +310,7 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
     let mut tensors = Vec::new();
     let mut infos = Vec::new();
     let mut keys = HashSet::new();
+    let n_files = files.len();
     for (i, (info, h)) in files.into_iter().enumerate() {
         let data_start = h.data_start;
         big_endian.push(h.big_endian);
@@ -326,10 +334,16 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
                 data,
             });
         }
+        metadata.reserve(h.metadata.len());
+        meta_file.reserve(h.metadata.len());
         for (k, v) in h.metadata {
-            if keys.insert(k.clone()) {
-                metadata.push((k, MetaValue::Gguf(v)));
+            // A file's own keys are distinct already: only later files need the set.
+            if i == 0 || keys.insert(k.clone()) {
                 meta_file.push(i);
+                if i == 0 && n_files > 1 {
+                    keys.insert(k.clone());
+                }
+                metadata.push((k, MetaValue::Gguf(v)));
             }
         }
         findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));

@@ -36,7 +36,9 @@ pub fn MetadataView() -> impl IntoView {
                 let file = cp.meta_file.get(i).copied().unwrap_or(0);
                 let value = match v {
                     MetaValue::Text(s) => view! { <MetaText text=s.clone() /> }.into_any(),
-                    MetaValue::Gguf(Value::Array(a)) => view! { <MetaArray array=a.clone() file=file /> }.into_any(),
+                    MetaValue::Gguf(Value::Array(a)) => {
+                        view! { <MetaArray array=(**a).clone() file=file /> }.into_any()
+                    }
                     MetaValue::Gguf(Value::String(s)) => view! { <MetaText text=s.clone() /> }.into_any(),
                     MetaValue::Gguf(v) => view! { <span data-testid="meta-text">{v.to_string()}</span> }.into_any(),
                 };

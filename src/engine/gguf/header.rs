@@ -4,8 +4,6 @@
 //! read or allocated. Items are parsed whole; big arrays keep their length, first items and
 //! byte span; fixed-size array items past the kept ones are skipped without being read.
 
-use std::collections::HashSet;
-
 use super::reader::{Reader, Short};
 use super::rules;
 use super::value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};
@@ -131,10 +129,14 @@ pub struct HeaderDecoder {
     frames: Vec<Frame>,
     /// The key of the top-level array being read: its text and its bytes.
     pending_key: Option<(String, Vec<u8>)>,
-    /// Keys as stored (compared byte for byte, as ggml does).
-    keys: HashSet<Vec<u8>>,
-    /// Tensor names as ggml compares them: up to the first NUL.
-    names: HashSet<Vec<u8>>,
+    /// Offset of each metadata entry, for the duplicate-key findings made at the end.
+    key_at: Vec<u64>,
+    /// The stored bytes of keys that are not valid UTF-8 (keys are compared byte for byte).
+    raw_keys: Vec<(usize, Vec<u8>)>,
+    /// Offset of each tensor info.
+    tensor_at: Vec<u64>,
+    /// Tensor names as ggml compares them (up to the first NUL), where that differs from the name.
+    name_keys: Vec<(usize, Vec<u8>)>,
     /// Don't retry the current item until the window reaches this offset.
     wait_until: u64,
 }
@@ -149,8 +151,10 @@ impl HeaderDecoder {
             tensors_read: 0,
             frames: Vec::new(),
             pending_key: None,
-            keys: HashSet::new(),
-            names: HashSet::new(),
+            key_at: Vec::new(),
+            raw_keys: Vec::new(),
+            tensor_at: Vec::new(),
+            name_keys: Vec::new(),
             wait_until: 0,
         }
     }
@@ -167,6 +171,8 @@ impl HeaderDecoder {
         self.state = State::Done;
         self.window = Window::new(self.pos());
         self.frames.clear();
+        self.dedupe_keys();
+        self.dedupe_names();
     }
 
     fn stop(&mut self, finding: Finding) {
@@ -266,6 +272,10 @@ impl HeaderDecoder {
             ))
             .into();
         }
+        // Both counts were just checked against the bytes that remain.
+        self.out.metadata.reserve(usize::try_from(kvs).unwrap_or(0));
+        self.out.tensors.reserve(usize::try_from(tensors).unwrap_or(0));
+        self.key_at.reserve(usize::try_from(kvs).unwrap_or(0));
         self.state = State::KeyValue;
         Outcome::Progress
     }
@@ -384,14 +394,61 @@ impl HeaderDecoder {
     }
 
     fn push_kv(&mut self, key: String, raw: Vec<u8>, value: Value, at: u64) {
-        if !self.keys.insert(raw) {
-            self.out.findings.push(Finding::error(
-                rules::DUPLICATE_KEY,
-                format!("key '{key}' at offset {at} appears more than once; the first is kept"),
-            ));
+        if raw != key.as_bytes() {
+            self.raw_keys.push((self.out.metadata.len(), raw));
+        }
+        self.key_at.push(at);
+        self.out.metadata.push((key, value));
+    }
+
+    /// Report repeated keys (compared as stored) and keep the first of each.
+    fn dedupe_keys(&mut self) {
+        let meta = &self.out.metadata;
+        let raw = &self.raw_keys;
+        let key = |i: usize| match raw.binary_search_by_key(&i, |r| r.0) {
+            Ok(j) => raw[j].1.as_slice(),
+            Err(_) => meta[i].0.as_bytes(),
+        };
+        let dupes = crate::engine::dupes::repeated(meta.len(), crate::engine::dupes::Keep::First, key);
+        if dupes.is_empty() {
             return;
         }
-        self.out.metadata.push((key, value));
+        for &i in &dupes {
+            self.out.findings.push(Finding::error(
+                rules::DUPLICATE_KEY,
+                format!(
+                    "key '{}' at offset {} appears more than once; the first is kept",
+                    self.out.metadata[i].0, self.key_at[i]
+                ),
+            ));
+        }
+        let mut drop = dupes.into_iter().peekable();
+        let mut i = 0;
+        self.out.metadata.retain(|_| {
+            let keep = drop.next_if_eq(&i).is_none();
+            i += 1;
+            keep
+        });
+    }
+
+    /// Report tensor names used more than once (as ggml compares them: up to a NUL).
+    fn dedupe_names(&mut self) {
+        let tensors = &self.out.tensors;
+        let keys = &self.name_keys;
+        let key = |i: usize| match keys.binary_search_by_key(&i, |r| r.0) {
+            Ok(j) => keys[j].1.as_slice(),
+            Err(_) => tensors[i].name.as_bytes(),
+        };
+        for i in crate::engine::dupes::repeated(tensors.len(), crate::engine::dupes::Keep::First, key) {
+            let t = &self.out.tensors[i];
+            self.out.findings.push(
+                Finding::error(
+                    rules::DUPLICATE_TENSOR,
+                    format!("tensor name at offset {} is used more than once", self.tensor_at[i]),
+                )
+                .on_tensor(&t.name),
+            );
+        }
     }
 
     fn array_items(&mut self) -> Outcome {
@@ -399,12 +456,12 @@ impl HeaderDecoder {
         let frame = self.frames.last_mut().expect("array state has a frame");
         if frame.read == frame.len {
             let frame = self.frames.pop().expect("checked above");
-            let array = Value::Array(Array {
+            let array = Value::Array(Box::new(Array {
                 item_type: frame.item_type,
                 len: frame.len,
                 items: frame.items,
                 span: ByteRange::new(frame.start, start),
-            });
+            }));
             match self.frames.last_mut() {
                 Some(parent) => {
                     if parent.items.len() < ARRAY_ITEMS_KEPT {
@@ -590,9 +647,10 @@ impl HeaderDecoder {
                 format!("tensor name at offset {at} is {name_len} bytes; ggml allows at most {}", MAX_NAME_BYTES - 1),
             );
         }
-        if !self.names.insert(name_key) {
-            fault(rules::DUPLICATE_TENSOR, format!("tensor name at offset {at} is used more than once"));
+        if name_key != name.as_bytes() {
+            self.name_keys.push((self.out.tensors.len(), name_key));
         }
+        self.tensor_at.push(at);
         if n_dims > MAX_DIMS {
             fault(rules::TOO_MANY_DIMS, format!("tensor has {n_dims} dimensions; ggml allows at most {MAX_DIMS}"));
         }

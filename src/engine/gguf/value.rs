@@ -89,7 +89,8 @@ pub enum Value {
     Bool(bool),
     /// UTF-8 text (invalid sequences replaced, and reported).
     String(String),
-    Array(Array),
+    /// Boxed: arrays are rare and big, scalars common and small (a `Value` stays 32 bytes).
+    Array(Box<Array>),
     U64(u64),
     I64(i64),
     F64(f64),

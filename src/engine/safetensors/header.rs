@@ -177,12 +177,12 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
     };
     // The reference keeps the last entry of a repeated tensor name (serde's map), and refuses a
     // repeated `__metadata__`; so do we, reporting both.
-    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(entries.len());
-    for (i, (k, _)) in entries.iter().enumerate() {
-        last.insert(k.as_str(), i);
-    }
+    let dropped =
+        crate::engine::dupes::repeated(entries.len(), crate::engine::dupes::Keep::Last, |i| entries[i].0.as_str());
+    let mut dropped = dropped.into_iter().peekable();
     let mut metadata_seen = false;
     for (i, (key, value)) in entries.iter().enumerate() {
+        let repeated = dropped.next_if_eq(&i).is_some();
         if key == "__metadata__" {
             if metadata_seen {
                 out.findings
@@ -190,7 +190,7 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
                 continue;
             }
             metadata_seen = true;
-        } else if last[key.as_str()] != i {
+        } else if repeated {
             out.findings.push(Finding::warning(
                 rules::DUPLICATE_KEY,
                 format!("tensor '{key}' appears more than once in the header; the last entry is used, as the reference does"),

@@ -1,0 +1,138 @@
+//! The job layer and the model it reads: no value is ever read from bytes the header did not
+//! locate, declared sizes are never allocated, files are told apart by index, and non-finite
+//! floats survive JSON.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::*;
+use serde_json::Value as Json;
+use tensorscope::engine::job::{self, check_job, histogram_job, nonfinite_job, npy_job, ScanOutcome, ValuesError};
+use tensorscope::engine::model::Lost;
+use tensorscope::engine::plan::Selection;
+use tensorscope::engine::report::{report, Report};
+
+/// Run a job over in-memory files.
+fn run<J: job::Job>(j: J, files: &[&[u8]]) -> Result<J::Output, job::RunError> {
+    let lens = files.iter().map(|f| f.len() as u64).collect();
+    job::run(j, lens, |f, r| Ok(files[f][r.start as usize..r.end as usize].to_vec()))
+}
+
+/// A GGUF of three F32 tensors whose tensor infos break off inside the third.
+fn cut_gguf() -> Vec<u8> {
+    let mut g = Gguf::header(3, 3, 0);
+    g.tensor("a", &[4], 0, 0).tensor("b", &[4], 0, 32);
+    let mut b = g.build();
+    b.extend_from_slice(&5u64.to_le_bytes());
+    b.extend_from_slice(b"c");
+    b
+}
+
+#[test]
+fn tensors_listed_before_the_header_breaks_off_have_no_location_and_are_never_read() {
+    let bytes = cut_gguf();
+    let cp = open_one("cut.gguf", &bytes);
+    assert!(codes(&cp).contains(&"gguf.truncated"), "{:?}", cp.findings);
+    assert_eq!(cp.tensors.len(), 2);
+    for t in &cp.tensors {
+        assert_eq!(t.offset, None, "{}: no offset is known", t.name);
+        assert_eq!(t.data, Err(Lost::NoDataSection));
+        assert_eq!(histogram_job(t, &Selection::Whole, false).err(), Some(ValuesError::Lost(Lost::NoDataSection)));
+        assert!(npy_job(t).is_err());
+    }
+    let r = report(&cp);
+    assert_eq!(r["tensors"][0]["offset"], Json::Null, "JSON says the offset is unknown, not 0");
+    let scan = run(nonfinite_job(&cp), &[&bytes]).unwrap();
+    assert_eq!(scan, vec![ScanOutcome::Skipped, ScanOutcome::Skipped]);
+}
+
+#[test]
+fn declared_sizes_past_the_file_are_never_planned_or_allocated() {
+    // 64 TiB declared in a 200-byte file: located nowhere, planned never.
+    let h = r#"{"huge":{"dtype":"F32","shape":[17592186044416],"data_offsets":[0,70368744177664]},"small":{"dtype":"F32","shape":[1],"data_offsets":[70368744177664,70368744177668]}}"#;
+    let bytes = safetensors(h, 16);
+    let cp = open_one("x.safetensors", &bytes);
+    let t = cp.tensor("huge").unwrap();
+    assert!(matches!(t.data, Err(Lost::PastEnd { .. })), "{:?}", t.data);
+    assert!(matches!(histogram_job(t, &Selection::Whole, true), Err(ValuesError::Lost(_))));
+    let out = run(check_job(&cp, true, true), &[&bytes]).unwrap();
+    assert_eq!(out.scan.unwrap(), vec![ScanOutcome::Skipped, ScanOutcome::Skipped]);
+    // A GGUF offset that would wrap around u64 is lost too, not wrapped.
+    let mut g = Gguf::header(3, 1, 0);
+    g.tensor("w", &[8], 0, u64::MAX - 31).pad(32).data(32);
+    let cp = open_one("w.gguf", &g.build());
+    assert!(matches!(cp.tensors[0].data, Err(Lost::PastEnd { end: None, .. })), "{:?}", cp.tensors[0].data);
+}
+
+#[test]
+fn two_files_with_the_same_name_are_read_by_index_never_by_name() {
+    let one = safetensors(r#"{"w":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}"#, 4);
+    let mut two = one.clone();
+    let n = two.len();
+    two[n - 4..].copy_from_slice(&[9, 9, 9, 9]);
+    let cp = open_all(&[("a/model.safetensors", &one), ("b/model.safetensors", &two)]);
+    let digests = run(check_job(&cp, true, false), &[&one, &two]).unwrap().digests.unwrap();
+    assert_ne!(digests[0], digests[1]);
+    // Each tensor is read from its own file.
+    for (i, t) in cp.tensors.iter().enumerate() {
+        let files: [&[u8]; 2] = [&one, &two];
+        let h = run(histogram_job(t, &Selection::Whole, false).unwrap(), &files).unwrap();
+        let want = if cp.files[t.file].given == 0 { 0.0 } else { 9.0 };
+        assert_eq!((i, h.values.stats.max), (i, want));
+    }
+}
+
+#[test]
+fn files_are_aligned_with_what_was_given() {
+    let a = safetensors(r#"{"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#, 1);
+    let b = safetensors(r#"{"y":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#, 1);
+    // Given in reverse name order: the set sorts its shards, and records where each came from.
+    let cp =
+        open_all(&[("m-00002-of-00002.safetensors", &b), ("notes.txt", b"hi"), ("m-00001-of-00002.safetensors", &a)]);
+    let given: Vec<usize> = cp.files.iter().map(|f| f.given).collect();
+    assert_eq!(given, vec![2, 0]);
+}
+
+#[test]
+fn non_finite_floats_are_written_losslessly() {
+    let mut g = Gguf::header(3, 0, 2);
+    g.str(b"inf").u32(6).raw(&f32::INFINITY.to_le_bytes());
+    g.str(b"arr").u32(9).u32(12).u64(4);
+    for v in [f64::NEG_INFINITY, f64::NAN, 1.5, f64::INFINITY] {
+        g.raw(&v.to_le_bytes());
+    }
+    let cp = open_one("x.gguf", &g.build());
+    let text = Report::inspect(&cp).to_text();
+    let r: Json = serde_json::from_str(&text).unwrap();
+    assert_eq!(r["metadata"]["inf"], serde_json::json!({"type": "f32", "value": "Infinity"}));
+    assert_eq!(r["metadata"]["arr"]["value"], serde_json::json!(["-Infinity", "NaN", 1.5, "Infinity"]));
+}
+
+#[test]
+fn histograms_of_no_finite_values_have_no_extremes() {
+    let h = r#"{"w":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}}"#;
+    let mut bytes = safetensors(h, 0);
+    for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    let cp = open_one("x.safetensors", &bytes);
+    let t = &cp.tensors[0];
+    let sink = run(histogram_job(t, &Selection::Whole, false).unwrap(), &[&bytes]).unwrap();
+    let r: Json =
+        serde_json::from_str(&tensorscope::engine::hist_report::HistReport::new(t, &sink.values, 4, None).to_text())
+            .unwrap();
+    assert_eq!((r["nan"].as_u64(), r["inf"].as_u64(), r["count"].as_u64()), (Some(1), Some(2), Some(3)));
+    assert_eq!((r["min"].clone(), r["max"].clone(), r["mean"].clone()), (Json::Null, Json::Null, Json::Null));
+}
+
+#[test]
+fn a_file_that_shrank_since_it_was_opened_is_an_error_not_short_values() {
+    let h = r#"{"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#;
+    let bytes = safetensors(h, 16);
+    let cp = open_one("x.safetensors", &bytes);
+    let j = histogram_job(&cp.tensors[0], &Selection::Whole, false).unwrap();
+    let short = &bytes[..bytes.len() - 4];
+    let lens = vec![bytes.len() as u64];
+    let e = job::run(j, lens, |_, r| Ok(short[r.start as usize..(r.end as usize).min(short.len())].to_vec()));
+    assert!(matches!(e, Err(job::RunError::ShortRead { .. })), "{e:?}");
+}
