@@ -5,7 +5,7 @@
 mod common;
 
 use common::Rng;
-use tensorscope::engine::fuzz::{assemble_split, decode_as, decode_values};
+use tensorscope::engine::fuzz::{assemble_split, decode_as, decode_values, plan_pieces, run_job};
 
 fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
     let mut b = base.to_vec();
@@ -70,6 +70,21 @@ fn fuzz_targets_survive_mutated_fixtures_and_random_bytes() {
     }
 }
 
+#[test]
+fn the_planner_and_every_job_survive_random_inputs() {
+    let mut rng = Rng(0x0bad_cafe_dead_beef);
+    for which in 0..=255u8 {
+        for len in [4usize, 40, 64, 600, 3000] {
+            let mut b: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            b[0] = which;
+            plan_pieces(&b);
+            for job in 0..3 {
+                run_job(job, &b);
+            }
+        }
+    }
+}
+
 /// Inputs the fuzzers once crashed on, named `<target>-<what broke>`.
 #[test]
 fn past_fuzzer_findings_stay_fixed() {
@@ -84,6 +99,10 @@ fn past_fuzzer_findings_stay_fixed() {
             "safetensors_index" => decode_as("model.safetensors.index.json", &data),
             "file_set" => assemble_split(&data),
             "decode_values" => decode_values(&data),
+            "plan_pieces" => plan_pieces(&data),
+            "job_histogram" => run_job(0, &data),
+            "job_npy" => run_job(1, &data),
+            "job_check" => run_job(2, &data),
             other => panic!("unknown target {other} for {file}"),
         }
     }

@@ -300,7 +300,9 @@ fn the_full_list_of_a_big_array_is_readable_on_demand() {
         let read = |key: &str, first: u64, count: u64, chunk: u64| {
             let Some(Value::Array(a)) = h.get(key) else { panic!() };
             let d = ArrayItemsDecoder::new(a, big, first, count);
-            drive(d, chunk, |r| Ok::<_, ()>(bytes[r.start as usize..r.end as usize].to_vec())).unwrap()
+            let page = drive(d, chunk, |r| Ok::<_, ()>(bytes[r.start as usize..r.end as usize].to_vec())).unwrap();
+            assert!(page.items.iter().enumerate().all(|(i, (at, _))| *at == first + i as u64));
+            page.items.into_iter().map(|(_, v)| v).collect::<Vec<_>>()
         };
         let all = read("tokens", 0, u64::MAX, 1 << 20);
         assert_eq!(all.len(), 1000);
@@ -309,6 +311,13 @@ fn the_full_list_of_a_big_array_is_readable_on_demand() {
             let some = read("tokens", 500, 3, chunk);
             assert_eq!(some, ["tok500", "tok501", "tok502"].map(|s| Value::String(s.into())));
             assert_eq!(read("ids", 498, 10, chunk), vec![Value::U32(1494), Value::U32(1497)]);
+            // A search walks every item and keeps the first matches, with their indices.
+            let Some(Value::Array(a)) = h.get("tokens") else { panic!() };
+            let d = ArrayItemsDecoder::new(a, big, 0, a.len).matching("TOK99", 3);
+            let page = drive(d, chunk, |r| Ok::<_, ()>(bytes[r.start as usize..r.end as usize].to_vec())).unwrap();
+            assert_eq!(page.matched, 11, "tok99 and tok990..tok999");
+            let at: Vec<u64> = page.items.iter().map(|(i, _)| *i).collect();
+            assert_eq!(at, vec![99, 990, 991]);
         }
         assert!(read("tokens", 2000, 5, 64).is_empty());
     }

@@ -107,9 +107,12 @@ async fn array_items_past_the_kept_ones_are_read_on_demand() {
     else {
         panic!("tokens are an array")
     };
-    let items = array_items(a, &src, 0, false, 0, a.len, &Cancel::new()).await.unwrap();
+    let page = array_items(a, &src, 0, false, 0, a.len, None, &Cancel::new()).await.unwrap();
+    let items: Vec<_> = page.items.into_iter().map(|(_, v)| v).collect();
     assert_eq!(items.len() as u64, a.len);
     assert_eq!(items[..a.items.len()], a.items[..]);
+    let found = array_items(a, &src, 0, false, 0, 5, Some("the"), &Cancel::new()).await.unwrap();
+    assert!(found.matched >= 1 && found.items.iter().all(|(_, v)| v.to_string().to_lowercase().contains("the")));
 }
 
 #[wasm_bindgen_test]

@@ -4,7 +4,7 @@
 use super::browser;
 use super::driver::{run, Cancel};
 use super::source::Source;
-use crate::engine::gguf::{Array, Value};
+use crate::engine::gguf::{Array, ArrayPage};
 use crate::engine::job::{array_items_job, histogram_job, npy_job, HistogramSink, Job, RunError, ValuesError};
 use crate::engine::model::Tensor;
 use crate::engine::plan::Selection;
@@ -87,7 +87,9 @@ pub async fn npy_blob(
 }
 
 /// Items `first..first + count` of a metadata array stored in file `file` (big-endian when
-/// `big_endian`: see `Checkpoint::meta_file` and `Checkpoint::big_endian`).
+/// `big_endian`: see `Checkpoint::meta_file` and `Checkpoint::big_endian`); with `query`, the
+/// first `count` items matching it, and how many match.
+#[allow(clippy::too_many_arguments)]
 pub async fn array_items(
     array: &Array,
     sources: &[Source],
@@ -95,7 +97,8 @@ pub async fn array_items(
     big_endian: bool,
     first: u64,
     count: u64,
+    query: Option<&str>,
     cancel: &Cancel,
-) -> Result<Vec<Value>, RunError> {
-    run(array_items_job(array, file, big_endian, first, count), sources, cancel, |_| {}).await
+) -> Result<ArrayPage, RunError> {
+    run(array_items_job(array, file, big_endian, first, count, query), sources, cancel, |_| {}).await
 }

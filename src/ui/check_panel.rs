@@ -133,6 +133,8 @@ pub fn CheckPanel() -> impl IntoView {
     };
     let dropped = move |ev: leptos::ev::DragEvent| {
         ev.prevent_default();
+        // A file of hashes dropped here is read as text, not opened as a checkpoint by the page.
+        ev.stop_propagation();
         let Some(f) = ev.data_transfer().and_then(|d| d.files()).and_then(|l| l.get(0)) else { return };
         spawn_local(async move {
             match browser::blob_text(&f).await {

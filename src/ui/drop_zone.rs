@@ -29,6 +29,8 @@ pub fn DropZone() -> impl IntoView {
         }
         input.set_value("");
     };
+    // A drop anywhere on the page opens what was dropped: without this, a drop outside the zone
+    // makes the browser navigate away to the raw file.
     let dropped = move |ev: leptos::ev::DragEvent| {
         ev.prevent_default();
         over.set(false);
@@ -43,6 +45,12 @@ pub fn DropZone() -> impl IntoView {
             }
         });
     };
+    let on_over = window_event_listener(leptos::ev::dragover, |ev| ev.prevent_default());
+    let on_drop = window_event_listener(leptos::ev::drop, dropped);
+    on_cleanup(move || {
+        on_over.remove();
+        on_drop.remove();
+    });
     let url_text = RwSignal::new(String::new());
     let open_url = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -60,10 +68,10 @@ pub fn DropZone() -> impl IntoView {
                 over.set(true);
             }
             on:dragleave=move |_| over.set(false)
-            on:drop=dropped
+            on:drop=move |_| over.set(false)
         >
             <p>
-                "Drop a checkpoint here — a file, several shards or a whole model folder. "
+                "Drop a checkpoint anywhere on this page — a file, several shards or a whole model folder. "
                 "Only headers are read; nothing is uploaded."
             </p>
             <div class="pickers">

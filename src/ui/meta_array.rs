@@ -1,5 +1,6 @@
-//! A GGUF array value: length and first items; expands on demand to every item (read from the
-//! file when the header kept only the first ones), searchable (tokenizer tokens).
+//! A GGUF array value: length and first items; expands to pages of items read from the file on
+//! demand (a 150k-token vocabulary is never held whole), and searches every item by streaming
+//! through it, keeping only the first matches.
 
 use std::sync::Arc;
 
@@ -8,15 +9,15 @@ use leptos::task::spawn_local;
 
 use super::search_box::SearchBox;
 use super::state::AppState;
-use crate::engine::gguf::{Array, Value};
+use crate::engine::gguf::{Array, ArrayPage};
 use crate::engine::viewer::array_preview;
 use crate::io::values::array_items;
 use crate::io::Cancel;
 
-/// Items shown at once in an expanded array.
-const SHOWN: usize = 200;
+/// Items shown at once: a page, or the first matches of a search.
+const PAGE: u64 = 200;
 
-/// One array: a preview line, and a searchable item list when expanded.
+/// One array: a preview line, and a paged, searchable item list when expanded.
 #[component]
 pub fn MetaArray(
     array: Array,
@@ -25,75 +26,91 @@ pub fn MetaArray(
 ) -> impl IntoView {
     let state = AppState::get();
     let open = RwSignal::new(false);
-    let items: RwSignal<Option<Arc<Vec<Value>>>> = RwSignal::new(None);
+    let first = RwSignal::new(0u64);
+    let page: RwSignal<Option<Arc<ArrayPage>>> = RwSignal::new(None);
     let error = RwSignal::new(None::<String>);
     let query = RwSignal::new(String::new());
+    let cancel = StoredValue::new_local(Cancel::new());
     let preview = format!("{} items: {}", array.len, array_preview(&array.items, array.len, 8));
+    let len = array.len;
     let array = Arc::new(array);
-    let expand = {
-        let array = array.clone();
-        move |_| {
-            open.update(|o| *o = !*o);
-            if items.with_untracked(Option::is_some) {
-                return;
-            }
-            if array.items.len() as u64 >= array.len {
-                items.set(Some(Arc::new(array.items.clone())));
-                return;
-            }
-            // Read from the file holding the key, in that file's byte order.
-            let src = state.sources();
-            let big_endian = state.cp.with_untracked(|cp| cp.as_ref().and_then(|c| c.big_endian.get(file).copied()));
-            let big_endian = big_endian.unwrap_or(false);
-            let array = array.clone();
-            spawn_local(async move {
-                match array_items(&array, &src, file, big_endian, 0, array.len, &Cancel::new()).await {
-                    Ok(v) => items.set(Some(Arc::new(v))),
-                    Err(e) => error.set(Some(e.to_string())),
-                }
-            });
+    // Load the page (or search) asked for whenever it changes while the list is open.
+    Effect::new(move |_| {
+        if !open.get() {
+            return;
         }
-    };
+        let (from, q) = (first.get(), query.get());
+        cancel.with_value(Cancel::cancel);
+        let c = Cancel::new();
+        cancel.set_value(c.clone());
+        let big_endian =
+            state.cp.with_untracked(|cp| cp.as_ref().and_then(|cp| cp.big_endian.get(file).copied())).unwrap_or(false);
+        let (src, array) = (state.sources(), array.clone());
+        spawn_local(async move {
+            let q = q.trim();
+            let query = (!q.is_empty()).then_some(q);
+            let r = array_items(&array, &src, file, big_endian, from, PAGE, query, &c).await;
+            if c.is_cancelled() {
+                return;
+            }
+            match r {
+                Ok(p) => {
+                    error.set(None);
+                    page.set(Some(Arc::new(p)));
+                }
+                Err(e) => error.set(Some(e.to_string())),
+            }
+        });
+    });
+    on_cleanup(move || cancel.with_value(Cancel::cancel));
+    let searching = move || !query.with(|q| q.trim().is_empty());
     let list = move || {
-        let all = items.get()?;
-        let q = query.get().to_lowercase();
-        let mut matched = 0usize;
-        let mut shown = Vec::new();
-        for (i, v) in all.iter().enumerate() {
-            let text = v.to_string();
-            if q.is_empty() || text.to_lowercase().contains(&q) {
-                matched += 1;
-                if shown.len() < SHOWN {
-                    shown.push((i, text));
-                }
+        let p = page.get()?;
+        let note = if searching() {
+            let shown = p.items.len() as u64;
+            if p.matched > shown {
+                format!("{} matching items, showing the first {shown}", p.matched)
+            } else {
+                format!("{} matching items", p.matched)
             }
-        }
-        let note = if matched > shown.len() {
-            format!("{matched} matching items, showing the first {}", shown.len())
         } else {
-            format!("{matched} matching items")
+            let from = first.get();
+            format!("items {}–{} of {len}", from, from + p.items.len() as u64)
         };
         Some(view! {
             <p class="muted" data-testid="array-count">{note}</p>
             <ol class="items" data-testid="array-items">
-                {shown
-                    .into_iter()
-                    .map(|(i, t)| view! { <li><span class="muted idx">{i}</span><code>{t}</code></li> })
+                {p.items
+                    .iter()
+                    .map(|(i, v)| view! { <li><span class="muted idx">{*i}</span><code>{v.to_string()}</code></li> })
                     .collect_view()}
             </ol>
+        })
+    };
+    let pager = move || {
+        (!searching() && len > PAGE).then(|| {
+            view! {
+                <div class="pager">
+                    <button data-testid="array-prev" disabled=move || first.get() == 0
+                        on:click=move |_| first.update(|f| *f = f.saturating_sub(PAGE))>"Previous"</button>
+                    <button data-testid="array-next" disabled=move || first.get() + PAGE >= len
+                        on:click=move |_| first.update(|f| *f += PAGE)>"Next"</button>
+                </div>
+            }
         })
     };
     view! {
         <div class="array" data-testid="meta-array">
             <span data-testid="meta-text">{preview}</span>
             " "
-            <button class="link" data-testid="array-expand" on:click=expand>
+            <button class="link" data-testid="array-expand" on:click=move |_| open.update(|o| *o = !*o)>
                 {move || if open.get() { "Hide items" } else { "Show items" }}
             </button>
             <Show when=move || open.get()>
                 <div class="array-items">
                     <SearchBox value=query placeholder="Search items" testid="array-search" />
                     {move || error.get().map(|e| view! { <p class="sev-error">{e}</p> })}
+                    {pager}
                     {list}
                 </div>
             </Show>

@@ -7,6 +7,9 @@
 //   test how the viewer copes with servers that cannot serve byte ranges;
 // - `--cors` adds Access-Control-Allow-Origin: * (and exposes Content-Range etc.) and answers
 //   preflights, so a page on another origin can read files through it;
+// - sends ETag and Last-Modified and honours `If-Range`: a validator that no longer matches gets
+//   the whole (new) file with 200, as RFC 9110 says, so a client can tell a file changed;
+// - `delay` (ms) holds every response back, to test slow servers and races between opens;
 // - serves .wasm as application/wasm (needed by WebAssembly.instantiateStreaming);
 // - GET and HEAD only; paths cannot escape the root; a directory serves its index.html.
 //
@@ -89,8 +92,9 @@ function resolveInRoot(root, urlPath) {
  * @param {boolean} [opts.range=true]  false: ignore Range (the --no-range mode)
  * @param {boolean} [opts.cors=false]
  * @param {boolean} [opts.log=false]   print one line per request
+ * @param {number} [opts.delay=0]     milliseconds to hold every response back
  */
-export async function startServer({ root, port = 0, host = '127.0.0.1', range = true, cors = false, log = false } = {}) {
+export async function startServer({ root, port = 0, host = '127.0.0.1', range = true, cors = false, log = false, delay = 0 } = {}) {
   if (!root) throw new Error('startServer: root is required');
   root = path.resolve(root);
   if (!fs.statSync(root).isDirectory()) throw new Error(`startServer: ${root} is not a directory`);
@@ -101,6 +105,10 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', range = 
     const entry = { method: req.method, path: url.pathname, range: req.headers.range ?? null, status: 0 };
     requests.push(entry);
     const finish = (status, headers, body) => {
+      if (delay > 0) return void setTimeout(() => send(status, headers, body), delay);
+      send(status, headers, body);
+    };
+    const send = (status, headers, body) => {
       entry.status = status;
       if (log) console.log(`${req.method} ${url.pathname}${entry.range ? ` [${entry.range}]` : ''} -> ${status}`);
       res.writeHead(status, headers);
@@ -117,7 +125,7 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', range = 
     if (req.method === 'OPTIONS') {
       return finish(204, {
         ...base,
-        ...(cors ? { 'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS', 'Access-Control-Allow-Headers': 'Range', 'Access-Control-Max-Age': '600' } : {}),
+        ...(cors ? { 'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS', 'Access-Control-Allow-Headers': 'Range, If-Range', 'Access-Control-Max-Age': '600' } : {}),
         Allow: 'GET, HEAD, OPTIONS',
       });
     }
@@ -149,7 +157,10 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', range = 
       'Accept-Ranges': range ? 'bytes' : 'none',
     };
 
-    const r = range ? parseRange(req.headers.range, size) : null;
+    // If-Range: a range only while the validator still matches (a strong ETag or the date).
+    const ifRange = req.headers['if-range'];
+    const current = ifRange === undefined || ifRange === headers.ETag || ifRange === headers['Last-Modified'];
+    const r = range && current ? parseRange(req.headers.range, size) : null;
     if (r === 'unsatisfiable') {
       return finish(416, { ...headers, 'Content-Range': `bytes */${size}`, 'Content-Type': 'text/plain' }, 'range not satisfiable\n');
     }

@@ -8,8 +8,10 @@ use crate::engine::step::{Decoder, FeedError, Step, Window};
 /// Bytes read ahead while walking string items.
 const READ_AHEAD: u64 = 256 << 10;
 
-/// Reads items `first..first + count` of an array of scalars or strings. String items are
-/// variable-length, so reaching item `first` walks the ones before it (reading, not keeping).
+/// Reads items `first..first + count` of an array of scalars or strings, or (with
+/// [`ArrayItemsDecoder::matching`]) searches every item for a text and keeps the first matches.
+/// String items are variable-length, so reaching item `first` walks the ones before it
+/// (reading, not keeping). Memory holds a read chunk and the items kept, whatever the array's length.
 pub struct ArrayItemsDecoder {
     item_type: ValueType,
     big_endian: bool,
@@ -20,6 +22,20 @@ pub struct ArrayItemsDecoder {
     end: u64,
     window: Window,
     items: Vec<Value>,
+    /// With a search: the text sought, the most matches kept, their indices, and how many matched.
+    query: Option<String>,
+    limit: usize,
+    found_at: Vec<u64>,
+    matched: u64,
+}
+
+/// What an items read or search found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ArrayPage {
+    /// Items kept, with their indices in the array.
+    pub items: Vec<(u64, Value)>,
+    /// Items that matched the search (all items read, without one).
+    pub matched: u64,
 }
 
 impl ArrayItemsDecoder {
@@ -37,6 +53,10 @@ impl ArrayItemsDecoder {
             end,
             window: Window::new(array.span.start),
             items: Vec::new(),
+            query: None,
+            limit: usize::MAX,
+            found_at: Vec::new(),
+            matched: 0,
         };
         if let Some(size) = array.item_type.fixed_bytes() {
             let start = array.span.start.saturating_add(first.saturating_mul(size));
@@ -47,6 +67,14 @@ impl ArrayItemsDecoder {
             d.end = d.first;
         }
         d
+    }
+
+    /// Search all items (from `first`) for `query` (a case-insensitive substring, or a glob with
+    /// `*` and `?`, as in the tensor search), keeping the first `limit` matches.
+    pub fn matching(mut self, query: &str, limit: usize) -> Self {
+        self.query = Some(query.to_owned());
+        self.limit = limit;
+        self
     }
 
     fn read_item(&self, r: &mut Reader<'_>) -> Result<Value, Short> {
@@ -66,12 +94,19 @@ impl ArrayItemsDecoder {
 }
 
 impl Decoder for ArrayItemsDecoder {
-    type Output = Vec<Value>;
+    type Output = ArrayPage;
 
-    fn step(&mut self) -> Step<Vec<Value>> {
+    fn step(&mut self) -> Step<ArrayPage> {
         loop {
             if self.index >= self.end {
-                return Step::Done(std::mem::take(&mut self.items));
+                let items = std::mem::take(&mut self.items);
+                let at: Vec<u64> = if self.query.is_some() {
+                    std::mem::take(&mut self.found_at)
+                } else {
+                    (self.first..self.first + items.len() as u64).collect()
+                };
+                let matched = if self.query.is_some() { self.matched } else { items.len() as u64 };
+                return Step::Done(ArrayPage { items: at.into_iter().zip(items).collect(), matched });
             }
             let mut r = Reader::new(self.window.bytes(), self.big_endian);
             let mut used = 0;
@@ -80,7 +115,22 @@ impl Decoder for ArrayItemsDecoder {
                 match self.read_item(&mut r) {
                     Ok(v) => {
                         if self.index >= self.first {
-                            self.items.push(v);
+                            match &self.query {
+                                None => self.items.push(v),
+                                Some(q) => {
+                                    let text = match &v {
+                                        Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
+                                        other => std::borrow::Cow::Owned(other.to_string()),
+                                    };
+                                    if crate::engine::view::matches(q, &text) {
+                                        self.matched += 1;
+                                        if self.items.len() < self.limit {
+                                            self.items.push(v);
+                                            self.found_at.push(self.index);
+                                        }
+                                    }
+                                }
+                            }
                         }
                         self.index += 1;
                         used = r.pos();

@@ -7,7 +7,7 @@ mod reader;
 pub mod rules;
 mod value;
 
-pub use array_items::ArrayItemsDecoder;
+pub use array_items::{ArrayItemsDecoder, ArrayPage};
 pub use ggml_type::{GgmlType, Kind, TYPE_COUNT};
 pub use header::{
     Header, HeaderDecoder, TensorInfo, DEFAULT_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_DIMS, MAX_KEY_BYTES, MAX_NAME_BYTES,
