@@ -61,3 +61,43 @@ fn decode_throughput() {
         run(name, ggml::codec(t).unwrap());
     }
 }
+
+/// Opening a safetensors header of 500k tensors (65 MB, the size of the largest MoE headers)
+/// through the browser's driver, from a Blob.
+#[wasm_bindgen_test]
+async fn open_a_500k_tensor_header() {
+    use tensorscope::io::entries::Input;
+    use tensorscope::io::open::open_inputs;
+    use tensorscope::io::Cancel;
+    let n = 500_000usize;
+    let mut json = String::from("{\"__metadata__\":{\"format\":\"pt\"}");
+    // Tiny tensors, so the file can hold its data: the header is what is measured.
+    let bytes = 4u64;
+    for i in 0..n {
+        let off = i as u64 * bytes;
+        json.push_str(&format!(
+            ",\"model.layers.{}.mlp.experts.{}.down_proj.weight\":{{\"dtype\":\"F32\",\"shape\":[1,1],\"data_offsets\":[{off},{}]}}",
+            i / 5000,
+            i % 5000,
+            off + bytes
+        ));
+    }
+    json.push('}');
+    let mut file = (json.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(json.as_bytes());
+    drop(json);
+    let header_mb = file.len() as f64 / 1e6;
+    file.resize(file.len() + n * 4, 0);
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(&file[..]));
+    drop(file);
+    let blob = web_sys::Blob::new_with_u8_array_sequence(&parts).unwrap();
+    let t = now_ms();
+    let mut inputs = vec![Input { path: "model.safetensors".into(), blob }];
+    let (cp, _) = open_inputs(&mut inputs, &Cancel::new(), |_| {}).await.unwrap();
+    console_log!(
+        "wasm open {header_mb:.1} MB safetensors header of {} tensors ({} findings): {:.0} ms",
+        cp.tensors.len(),
+        cp.findings.len(),
+        now_ms() - t
+    );
+}

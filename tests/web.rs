@@ -142,3 +142,50 @@ fn histogram_chart_draws_one_bar_per_bin_and_text_stays_text() {
     assert!(host.text_content().unwrap().contains("75%"));
     drop(handle);
 }
+
+/// Every fixture, by the path the CLI was given (see `tests/drivers.rs`).
+const FIXTURE_FILES: &[(&str, &[u8])] = &[
+    ("gguf_v3_le.gguf", include_bytes!("fixtures/gguf_v3_le.gguf")),
+    ("gguf_v3_be.gguf", include_bytes!("fixtures/gguf_v3_be.gguf")),
+    ("gguf_all_types.gguf", include_bytes!("fixtures/gguf_all_types.gguf")),
+    ("gguf_alignment_64.gguf", include_bytes!("fixtures/gguf_alignment_64.gguf")),
+    ("gguf_nested_array.gguf", include_bytes!("fixtures/gguf_nested_array.gguf")),
+    ("st_all_numpy_dtypes.safetensors", include_bytes!("fixtures/st_all_numpy_dtypes.safetensors")),
+    ("st_exotic_dtypes.safetensors", include_bytes!("fixtures/st_exotic_dtypes.safetensors")),
+    ("sharded/model-00001-of-00002.safetensors", include_bytes!("fixtures/sharded/model-00001-of-00002.safetensors")),
+    ("sharded/model-00002-of-00002.safetensors", include_bytes!("fixtures/sharded/model-00002-of-00002.safetensors")),
+    ("sharded/model.safetensors.index.json", include_bytes!("fixtures/sharded/model.safetensors.index.json")),
+    ("split/model-00001-of-00003.gguf", include_bytes!("fixtures/split/model-00001-of-00003.gguf")),
+    ("split/model-00002-of-00003.gguf", include_bytes!("fixtures/split/model-00002-of-00003.gguf")),
+    ("split/model-00003-of-00003.gguf", include_bytes!("fixtures/split/model-00003-of-00003.gguf")),
+];
+
+/// The browser's driver gives the CLI's `check` and `hist` output byte for byte, on every fixture.
+#[wasm_bindgen_test]
+async fn check_and_hist_in_the_browser_equal_the_cli_on_every_fixture() {
+    use tensorscope::engine::hist_report::HistReport;
+    use tensorscope::engine::job::check_job;
+    use tensorscope::engine::report::Report;
+    let want: serde_json::Value = serde_json::from_str(include_str!("fixtures/drivers.json")).unwrap();
+    let mut hists = 0;
+    for (set, entry) in want.as_object().unwrap() {
+        let mut inputs: Vec<Input> = set
+            .split(' ')
+            .map(|name| {
+                let bytes = FIXTURE_FILES.iter().find(|(n, _)| n == &name).expect("fixture bytes").1;
+                Input { path: name.into(), blob: blob(bytes) }
+            })
+            .collect();
+        let (cp, sources) = open_inputs(&mut inputs, &Cancel::new(), |_| {}).await.unwrap();
+        let outcome = tensorscope::io::run(check_job(&cp, true, true), &sources, &Cancel::new(), |_| {}).await.unwrap();
+        assert_eq!(Report::check(&cp, &outcome, &[]).to_text(), entry["check"].as_str().unwrap(), "{set}: check");
+        for (name, text) in entry["hist"].as_object().unwrap() {
+            let t = cp.tensor(name).unwrap();
+            let sink = histogram(t, &sources, &Selection::Whole, true, &Cancel::new(), |_, _| {}).await.unwrap();
+            let got = HistReport::new(t, &sink.values, 16, sink.scales.as_ref()).to_text();
+            assert_eq!(got, text.as_str().unwrap(), "{set}: hist {name}");
+            hists += 1;
+        }
+    }
+    assert!(hists > 100, "{hists}");
+}

@@ -190,7 +190,7 @@ pub fn array_preview(items: &[Value], len: u64, n: usize) -> String {
             other => other.to_string(),
         })
         .collect();
-    let more = if len as usize > shown.len() { ", …" } else { "" };
+    let more = if len > shown.len() as u64 { ", …" } else { "" };
     format!("[{}{more}]", shown.join(", "))
 }
 
