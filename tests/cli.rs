@@ -180,3 +180,32 @@ fn check_hashes_scans_and_compares_digests() {
     assert!(out.contains("check.sha256_mismatch"), "{out}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn text_from_a_file_cannot_drive_the_terminal() {
+    let dir = temp_dir("escape");
+    let path = dir.join("evil.safetensors");
+    let h = "{\"__metadata__\":{\"note\":\"\\u001b[2J\\u202egpj.exe\"},\"a\\u001b]0;pwned\\u0007\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}";
+    std::fs::write(&path, safetensors(h, 1)).unwrap();
+    let (code, out, _) = run(&["inspect", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}') && !out.contains('\u{202e}'), "{out:?}");
+    assert!(out.contains("a\\u{1b}]0;pwned\\u{7}"), "{out}");
+}
+
+#[test]
+fn values_of_a_tensor_whose_location_was_lost_are_refused_with_the_reason() {
+    let dir = temp_dir("lost");
+    let path = dir.join("cut.gguf");
+    let mut g = Gguf::header(3, 3, 0);
+    g.tensor("a", &[4], 0, 0).tensor("b", &[4], 0, 32);
+    let mut b = g.build();
+    b.extend_from_slice(&5u64.to_le_bytes());
+    std::fs::write(&path, b).unwrap();
+    let (code, _, err) = run(&["hist", path.to_str().unwrap(), "--tensor", "a", "--json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("breaks off before its data section"), "{err}");
+    let (_, out, _) = run(&["inspect", path.to_str().unwrap(), "--json"]);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["tensors"][0]["offset"], Json::Null);
+}
