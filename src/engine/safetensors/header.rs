@@ -181,7 +181,8 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
         crate::engine::dupes::repeated(entries.len(), crate::engine::dupes::Keep::Last, |i| entries[i].0.as_str());
     let mut dropped = dropped.into_iter().peekable();
     let mut metadata_seen = false;
-    for (i, (key, value)) in entries.iter().enumerate() {
+    out.tensors.reserve(entries.len());
+    for (i, (key, value)) in entries.into_iter().enumerate() {
         let repeated = dropped.next_if_eq(&i).is_some();
         if key == "__metadata__" {
             if metadata_seen {
@@ -203,9 +204,9 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
                 Err(e) => out.findings.push(Finding::error(rules::INVALID_JSON, format!("__metadata__: {e}"))),
             }
         } else {
-            match tensor_entry(key, value) {
-                Ok(t) => out.tensors.push(t),
-                Err(msg) => out.findings.push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(key)),
+            match tensor_entry(&key, value) {
+                Ok((dtype, shape, begin, end)) => out.tensors.push(TensorEntry { name: key, dtype, shape, begin, end }),
+                Err(msg) => out.findings.push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&key)),
             }
         }
     }
@@ -240,19 +241,24 @@ fn metadata(value: Json, out: &mut Header) {
     }
 }
 
-/// A tensor entry's fields as the reference reads them (unknown fields ignored).
+/// A tensor entry's fields as the reference reads them (unknown fields ignored); the dtype is
+/// borrowed from the header text unless it holds escapes.
 #[derive(serde::Deserialize)]
-struct RawEntry {
-    dtype: String,
+struct RawEntry<'a> {
+    #[serde(borrow)]
+    dtype: std::borrow::Cow<'a, str>,
     shape: Vec<u64>,
     data_offsets: (u64, u64),
 }
 
-fn tensor_entry(name: &str, raw: &RawValue) -> Result<TensorEntry, String> {
+/// The dtype, shape and data offsets of the entry `raw` of tensor `name`.
+type EntryFields = (Result<Dtype, String>, Vec<u64>, u64, u64);
+
+fn tensor_entry(name: &str, raw: &RawValue) -> Result<EntryFields, String> {
     let e: RawEntry = serde_json::from_str(raw.get()).map_err(|e| format!("entry '{name}' is malformed: {e}"))?;
-    let dtype = Dtype::from_name(&e.dtype).ok_or(e.dtype);
+    let dtype = Dtype::from_name(&e.dtype).ok_or_else(|| e.dtype.into_owned());
     let (begin, end) = e.data_offsets;
-    Ok(TensorEntry { name: name.to_owned(), dtype, shape: e.shape, begin, end })
+    Ok((dtype, e.shape, begin, end))
 }
 
 /// The reference implementation's `validate()`, reporting every fault instead of the first.
