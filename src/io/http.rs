@@ -76,7 +76,13 @@ impl HttpSource {
     /// Probe `url` with a first range request: learns the size, the URL after redirects and the
     /// validators, and keeps the first bytes.
     pub async fn open(url: &str, meter: &Meter) -> Result<HttpSource, String> {
-        let got = fetch_range(url, 0, PROBE_BYTES - 1, None, meter).await?;
+        HttpSource::open_with(url, meter, PROBE_BYTES).await
+    }
+
+    /// [`HttpSource::open`] with a first request of `probe` bytes (a shard set whose header size
+    /// is known from a first shard reads each header in one request).
+    pub async fn open_with(url: &str, meter: &Meter, probe: u64) -> Result<HttpSource, String> {
+        let got = fetch_range(url, 0, probe.max(1) - 1, None, meter).await?;
         Ok(HttpSource {
             url: url.to_owned(),
             pin: Rc::new(RefCell::new(got.pin)),

@@ -10,6 +10,7 @@ pub mod driver;
 pub mod entries;
 pub mod http;
 pub mod open;
+pub mod pool;
 pub mod source;
 pub mod values;
 

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use super::driver::{run, Cancel};
 use super::entries::Input;
-use super::http::{HttpSource, Meter};
+use super::http::{HttpSource, Meter, PROBE_BYTES};
 use super::source::Source;
 use super::BlobSource;
 use crate::engine::job::{open_job, OnFile, RunError};
@@ -60,54 +60,91 @@ pub async fn open_sources(
     Ok((cp, sources))
 }
 
+/// Remote files read at once: browsers allow about six connections per host.
+pub const PARALLEL_REQUESTS: usize = 6;
+
+/// One remote file's header, read: its name, URL, source and what it holds.
+type Opened = (String, String, Source, Parsed);
+
+/// Largest first request of a shard whose header size is predicted from another shard's.
+const MAX_PROBE_BYTES: u64 = 8 << 20;
+
+/// Probe and parse each of `files` (name, URL), [`PARALLEL_REQUESTS`] at a time, in order; the
+/// first request of each asks for `probe` bytes.
+async fn open_remote(
+    files: Vec<(String, String)>,
+    probe: u64,
+    meter: &Meter,
+    cancel: &Cancel,
+) -> Result<Vec<Opened>, RunError> {
+    let files = std::rc::Rc::new(files);
+    let (meter, cancel) = (meter.clone(), cancel.clone());
+    let task_files = files.clone();
+    let results = super::pool::run_all(files.len(), PARALLEL_REQUESTS, move |i| {
+        let (files, meter, cancel) = (task_files.clone(), meter.clone(), cancel.clone());
+        async move {
+            if cancel.is_cancelled() {
+                return Err(RunError::Cancelled);
+            }
+            let (name, url) = files[i].clone();
+            let src: Source = HttpSource::open_with(&url, &meter, probe).await.map_err(RunError::Read)?.into();
+            let decoder = OnFile { file: 0, decoder: FileDecoder::new(&name, src.len()) };
+            let parsed = run(decoder, std::slice::from_ref(&src), &cancel, |_| {}).await?;
+            Ok((name, url, src, parsed))
+        }
+    })
+    .await;
+    results.into_iter().collect()
+}
+
 /// Open remote files by URL (`hf://` shorthands expanded; only `http:`/`https:` accepted). A
 /// `model.safetensors.index.json` brings in every shard it names, resolved relative to the
-/// index's URL (shard URLs are checked the same way). Only header ranges are fetched; `meter`
-/// counts the bytes transferred. Files are named by the last part of their URL (shards: as the
-/// index names them).
+/// index's URL (shard URLs are checked the same way). Headers are read [`PARALLEL_REQUESTS`] at
+/// a time and only header ranges are fetched; `meter` counts the bytes transferred. Files are
+/// named by the last part of their URL (shards: as the index names them).
 pub async fn open_urls(
     urls: &[String],
     meter: &Meter,
     cancel: &Cancel,
     mut progress: impl FnMut(OpenProgress),
 ) -> Result<(Checkpoint, Vec<Source>), RunError> {
-    let mut queue: Vec<(String, String)> = Vec::new();
+    let mut given: Vec<(String, String)> = Vec::new();
     let mut seen = HashSet::new();
     for u in urls {
         let u = check_url(u.trim()).map_err(|e| RunError::Read(e.to_string()))?;
         if seen.insert(u.clone()) {
-            queue.push((url_file_name(&u).to_owned(), u));
+            given.push((url_file_name(&u).to_owned(), u));
         }
     }
-    let mut parsed = Vec::new();
-    let mut sources = Vec::new();
-    let mut p = OpenProgress { files: queue.len(), ..OpenProgress::default() };
-    progress(p);
-    let mut next = 0;
-    while next < queue.len() {
-        if cancel.is_cancelled() {
-            return Err(RunError::Cancelled);
-        }
-        let (name, url) = queue[next].clone();
-        next += 1;
-        let src: Source = HttpSource::open(&url, meter).await.map_err(RunError::Read)?.into();
-        let decoder = OnFile { file: 0, decoder: FileDecoder::new(&name, src.len()) };
-        let out = run(decoder, std::slice::from_ref(&src), cancel, |_| {}).await?;
-        if let Parsed::Index(ix) = &out {
+    progress(OpenProgress { files: given.len(), ..OpenProgress::default() });
+    let mut opened = open_remote(given, PROBE_BYTES, meter, cancel).await?;
+    // Shards named by the indexes given, each once.
+    let mut shards = Vec::new();
+    for (name, url, _, parsed) in &opened {
+        if let Parsed::Index(ix) = parsed {
             for shard in ix.shards() {
-                let u = check_url(&join_url(&url, shard)).map_err(|e| RunError::Read(format!("{name}: {e}")))?;
+                let u = check_url(&join_url(url, shard)).map_err(|e| RunError::Read(format!("{name}: {e}")))?;
                 if seen.insert(u.clone()) {
-                    queue.push((shard.to_owned(), u));
+                    shards.push((shard.to_owned(), u));
                 }
             }
         }
-        p.files = queue.len();
-        p.files_done += 1;
-        p.bytes_read = meter.bytes();
-        progress(p);
-        parsed.push((FileInfo::new(name, src.len()), out));
-        sources.push(src);
     }
+    let total = opened.len() + shards.len();
+    progress(OpenProgress { files_done: opened.len(), files: total, bytes_read: meter.bytes() });
+    // The first shard alone, to learn the size of a header; then the rest with first requests
+    // that size and a quarter more, so each header comes in one round trip.
+    let rest = if shards.is_empty() { Vec::new() } else { shards.split_off(1) };
+    let first = open_remote(shards, PROBE_BYTES, meter, cancel).await?;
+    let probe = match first.first().map(|f| &f.3) {
+        Some(Parsed::Safetensors(h)) => (h.data_start().saturating_add(h.header_len / 4)).next_multiple_of(4096),
+        _ => PROBE_BYTES,
+    };
+    opened.extend(first);
+    opened.extend(open_remote(rest, probe.clamp(PROBE_BYTES, MAX_PROBE_BYTES), meter, cancel).await?);
+    progress(OpenProgress { files_done: total, files: total, bytes_read: meter.bytes() });
+    let (parsed, sources): (Vec<_>, Vec<_>) =
+        opened.into_iter().map(|(name, _, src, p)| ((FileInfo::new(name, src.len()), p), src)).unzip();
     let cp = assemble(parsed);
     let sources = aligned(&cp, &sources);
     Ok((cp, sources))

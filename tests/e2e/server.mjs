@@ -16,7 +16,8 @@
 // CLI:     node tests/e2e/server.mjs --root dist [--port 8080] [--host 127.0.0.1] [--no-range] [--cors] [--quiet]
 // Library: import { startServer } from './server.mjs';
 //          const srv = await startServer({ root, port: 0 });  // port 0: a free port
-//          srv.url, srv.port, srv.requests (log of {method, path, range, status}), await srv.close()
+//          srv.url, srv.port, srv.requests (log of {method, path, range, status}),
+//          srv.load ({inFlight, max}: requests being answered now, and at most so far), await srv.close()
 
 import http from 'node:http';
 import fs from 'node:fs';
@@ -99,8 +100,12 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', range = 
   root = path.resolve(root);
   if (!fs.statSync(root).isDirectory()) throw new Error(`startServer: ${root} is not a directory`);
   const requests = [];
+  const load = { inFlight: 0, max: 0 };
 
   const server = http.createServer((req, res) => {
+    load.inFlight += 1;
+    load.max = Math.max(load.max, load.inFlight);
+    res.on('close', () => (load.inFlight -= 1));
     const url = new URL(req.url, 'http://localhost');
     const entry = { method: req.method, path: url.pathname, range: req.headers.range ?? null, status: 0 };
     requests.push(entry);
@@ -193,6 +198,7 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', range = 
     port: actualPort,
     url: `http://${shownHost}:${actualPort}/`,
     requests,
+    load,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections?.();
