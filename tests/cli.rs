@@ -209,3 +209,41 @@ fn values_of_a_tensor_whose_location_was_lost_are_refused_with_the_reason() {
     let r: Json = serde_json::from_str(&out).unwrap();
     assert_eq!(r["tensors"][0]["offset"], Json::Null);
 }
+
+/// Pieces read on several threads merge exactly: the same bytes as one thread, and as the
+/// sequential job the browser runs.
+#[test]
+fn threads_give_the_sequential_result_to_the_bit() {
+    use tensorscope::engine::hist_report::HistReport;
+    use tensorscope::engine::job::{histogram_job, run};
+    use tensorscope::engine::plan::Selection;
+    let dir = temp_dir("threads");
+    let path = dir.join("w.safetensors");
+    let n = 6_000_000usize; // 24 MB: two dozen 1 MiB pieces
+    let h = format!("{{\"w\":{{\"dtype\":\"F32\",\"shape\":[{n}],\"data_offsets\":[0,{}]}}}}", n * 4);
+    let mut bytes = safetensors(&h, 0);
+    let mut rng = Rng(99);
+    for i in 0..n {
+        let v = if i % 100_003 == 7 { f32::NAN } else { 1e4 + (rng.next() % 10_000) as f32 * 1e-3 };
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let p = path.to_str().unwrap();
+    let with = |threads: &str, args: &[&str]| {
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_tensorscope")).env("TENSORSCOPE_THREADS", threads).args(args).output();
+        String::from_utf8(out.unwrap().stdout).unwrap()
+    };
+    let hist = ["hist", p, "--tensor", "w", "--bins", "32", "--json"];
+    let one = with("1", &hist);
+    assert_eq!(with("3", &hist), one);
+    let (cp, _) = open_paths(std::slice::from_ref(&path)).unwrap();
+    let t = &cp.tensors[0];
+    let sink = run(histogram_job(t, &Selection::Whole, false).unwrap(), vec![bytes.len() as u64], |_, r| {
+        Ok(bytes[r.start as usize..r.end as usize].to_vec())
+    })
+    .unwrap();
+    assert_eq!(HistReport::new(t, &sink.values, 32, None).to_text(), one, "the browser's sequential job");
+    let check = ["check", p, "--sha256", "--scan", "--json"];
+    assert_eq!(with("3", &check), with("1", &check));
+}

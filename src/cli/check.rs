@@ -1,11 +1,10 @@
-//! `check --sha256 --scan --expect`: the check job over local files; the report is the engine's,
-//! exactly as the browser's Check panel assembles it.
+//! `check --sha256 --scan --expect`: the check's passes over local files on every core; the
+//! outcome and the report are the ones the browser's Check panel gets from the check job.
 
 use super::args::Args;
-use super::source::run_on;
 use crate::engine::check::Expected;
 use crate::engine::check_report::parse_expected_text;
-use crate::engine::job::{check_job, CheckOutcome};
+use crate::engine::job::CheckOutcome;
 use crate::engine::model::Checkpoint;
 
 /// The passes asked for and the expected digests: what the report needs.
@@ -17,5 +16,5 @@ pub fn run(args: &Args, cp: &Checkpoint) -> Result<(CheckOutcome, Expected), Str
     if !args.sha256 && !args.scan {
         return Ok((CheckOutcome::default(), expected));
     }
-    Ok((run_on(check_job(cp, args.sha256, args.scan), cp)?, expected))
+    Ok((super::parallel::check(cp, args.sha256, args.scan)?, expected))
 }

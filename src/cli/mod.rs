@@ -3,6 +3,7 @@
 mod args;
 mod check;
 mod open;
+mod parallel;
 mod source;
 mod text;
 mod values;

@@ -3,9 +3,8 @@
 use std::io::Write;
 
 use super::args::{Args, Command};
-use super::source::run_on;
 use crate::engine::hist_report::HistReport;
-use crate::engine::job::{histogram_job, npy_job, Poll, Runner};
+use crate::engine::job::{npy_job, scan_target, Poll, Runner};
 use crate::engine::model::{Checkpoint, Tensor};
 
 /// Run `hist` or `export` on the opened checkpoint.
@@ -15,7 +14,8 @@ pub fn run(args: &Args, cp: &Checkpoint, out: &mut dyn Write) -> Result<(), Stri
     let bad = |e: crate::engine::job::ValuesError| format!("tensor '{name}': {e}");
     match args.command {
         Command::Hist => {
-            let sink = run_on(histogram_job(t, &args.selection, args.scales).map_err(bad)?, cp)?;
+            let (plan, codec) = scan_target(t, &args.selection).map_err(bad)?;
+            let sink = super::parallel::histogram(cp, plan, codec, args.scales && codec.scales.is_some())?;
             let report = HistReport::new(t, &sink.values, args.bins, sink.scales.as_ref());
             let written =
                 if args.json { out.write_all(report.to_text().as_bytes()) } else { super::text::hist(&report, out) };

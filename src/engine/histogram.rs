@@ -12,15 +12,24 @@ use super::stats::Stats;
 const FINE: usize = 1 << 16;
 
 /// A histogram under construction.
+///
+/// Statistics are folded piece by piece, in order ([`Histogram::add_to_piece`],
+/// [`Histogram::end_piece`]): a histogram built from parts read in parallel
+/// ([`Histogram::join`]) folds the same pieces in the same order, so its mean and spread are the
+/// sequential ones to the last bit, not merely close.
 #[derive(Clone)]
 pub struct Histogram {
     fine: Vec<u64>,
     pub stats: Stats,
+    /// Statistics of the piece being read.
+    piece: Stats,
+    /// For a part read in parallel: each finished piece's statistics, in order (none folded).
+    pieces: Option<Vec<Stats>>,
 }
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { fine: vec![0; FINE], stats: Stats::default() }
+        Histogram { fine: vec![0; FINE], stats: Stats::default(), piece: Stats::default(), pieces: None }
     }
 }
 
@@ -45,6 +54,46 @@ impl Histogram {
         for &v in values {
             self.fine[(v.to_bits() >> 16) as usize] += 1;
         }
+    }
+
+    /// A histogram of one part of a tensor read in parallel: it keeps each piece's statistics
+    /// for [`Histogram::join`] to fold in order.
+    pub fn part() -> Self {
+        Histogram { pieces: Some(Vec::new()), ..Histogram::default() }
+    }
+
+    /// Count `values`, part of the piece being read.
+    pub fn add_to_piece(&mut self, values: &[f32]) {
+        self.piece.merge(&Stats::of(values));
+        for &v in values {
+            self.fine[(v.to_bits() >> 16) as usize] += 1;
+        }
+    }
+
+    /// The piece being read is complete: fold its statistics (or keep them, for a part).
+    pub fn end_piece(&mut self) {
+        let piece = std::mem::take(&mut self.piece);
+        match &mut self.pieces {
+            Some(kept) => kept.push(piece),
+            None => self.stats.merge(&piece),
+        }
+    }
+
+    /// The histogram of parts read in parallel, in their order: buckets added, pieces folded in
+    /// order, exactly as one sequential read would.
+    pub fn join(parts: Vec<Histogram>) -> Histogram {
+        let mut out = Histogram::default();
+        for mut p in parts {
+            p.end_piece();
+            for (a, b) in out.fine.iter_mut().zip(&p.fine) {
+                *a += b;
+            }
+            out.stats.merge(&p.stats);
+            for piece in p.pieces.take().unwrap_or_default() {
+                out.stats.merge(&piece);
+            }
+        }
+        out
     }
 
     /// Fold another partial histogram into this one.
@@ -113,6 +162,35 @@ mod tests {
             assert!((1200..=1300).contains(&c), "{:?}", b.counts);
         }
         assert_eq!((h.stats.nan, h.stats.pos_inf), (1, 1));
+    }
+
+    #[test]
+    fn parts_joined_in_order_equal_one_sequential_read_to_the_bit() {
+        let values: Vec<f32> = (0..50_000).map(|i| 1e3 + ((i * 7919) % 1000) as f32 * 0.001).collect();
+        let pieces: Vec<&[f32]> = values.chunks(3_000).collect();
+        let mut one = Histogram::default();
+        for p in &pieces {
+            for batch in p.chunks(1000) {
+                one.add_to_piece(batch);
+            }
+            one.end_piece();
+        }
+        let parts: Vec<Histogram> = pieces
+            .chunks(4)
+            .map(|group| {
+                let mut h = Histogram::part();
+                for p in group {
+                    for batch in p.chunks(1000) {
+                        h.add_to_piece(batch);
+                    }
+                    h.end_piece();
+                }
+                h
+            })
+            .collect();
+        let joined = Histogram::join(parts);
+        assert_eq!(joined.stats, one.stats, "bit for bit");
+        assert_eq!(joined.bins(16), one.bins(16));
     }
 
     #[test]

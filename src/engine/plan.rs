@@ -169,6 +169,21 @@ impl Plan {
         })
     }
 
+    /// Bytes read by pieces `range` (a part of the plan).
+    pub fn bytes_of(&self, range: std::ops::Range<u64>) -> u64 {
+        let end = range.end.min(self.pieces);
+        if range.start >= end {
+            return 0;
+        }
+        match self.layout {
+            Layout::Run { .. } => {
+                let (first, last) = (self.piece(range.start), self.piece(end - 1));
+                first.zip(last).map_or(0, |(f, l)| l.bytes.end - f.bytes.start)
+            }
+            Layout::Sample { piece_blocks, .. } => (end - range.start) * piece_blocks * self.block_bytes,
+        }
+    }
+
     /// Every piece, in order.
     pub fn iter(&self) -> impl Iterator<Item = Piece> + '_ {
         (0..self.pieces).map_while(|i| self.piece(i))

@@ -26,7 +26,8 @@ pub use npy::{npy_job, NpyJob, NpySink};
 pub use open::{open_job, OpenJob};
 pub use runner::{run, Poll, ReadOpts, RunError, Runner};
 pub use scan::{
-    nonfinite_job, scan_target, HistogramSink, NonFiniteJob, NonFiniteSink, ScanOutcome, Sink, ValueScan, ValuesError,
+    nonfinite_job, scan_target, scan_targets, HistogramSink, NonFiniteJob, NonFiniteSink, ScanOutcome, Sink, ValueScan,
+    ValuesError,
 };
 pub use sha256::{hex, Sha256Job};
 

@@ -3,6 +3,7 @@
 
 use super::{Job, JobStep, Need, Progress};
 use crate::engine::decode::{codec_for, BlockCodec};
+use crate::engine::histogram::Histogram;
 use crate::engine::model::{Checkpoint, Lost, Tensor};
 use crate::engine::plan::{Plan, PlanError, Selection, READ_BYTES};
 use crate::engine::range::ByteRange;
@@ -29,6 +30,8 @@ pub trait Sink {
     }
     /// A piece's raw bytes, when `wants_values` is false.
     fn raw(&mut self, _bytes: &[u8]) {}
+    /// Every value (or byte) of a piece was handed over.
+    fn piece_done(&mut self) {}
 }
 
 /// Why a tensor's values cannot be read.
@@ -59,26 +62,40 @@ pub fn scan_target(t: &Tensor, sel: &Selection) -> Result<(Plan, BlockCodec), Va
     Ok((p, codec))
 }
 
-/// A scan of one plan over blocks of `codec`, feeding a sink.
+/// A scan of one plan (or of a range of its pieces) over blocks of `codec`, feeding a sink.
 pub struct ValueScan<S> {
     plan: Plan,
     codec: BlockCodec,
     sink: S,
     next: u64,
+    /// The end of the pieces read (the plan's count unless this is a part).
+    end: u64,
     piece: Option<crate::engine::plan::Piece>,
     buf: Vec<u8>,
     values: Vec<f32>,
     scales: Vec<f32>,
     done_bytes: u64,
+    /// Bytes this scan reads.
+    total: u64,
 }
 
 impl<S: Sink> ValueScan<S> {
     pub fn new(plan: Plan, codec: BlockCodec, sink: S) -> Self {
+        let pieces = 0..plan.pieces;
+        ValueScan::part(plan, codec, sink, pieces)
+    }
+
+    /// A scan of pieces `pieces` of the plan only (a part read in parallel with others).
+    pub fn part(plan: Plan, codec: BlockCodec, sink: S, pieces: std::ops::Range<u64>) -> Self {
+        let end = pieces.end.min(plan.pieces);
+        let total = plan.bytes_of(pieces.start..end);
         ValueScan {
             plan,
             codec,
             sink,
-            next: 0,
+            next: pieces.start,
+            end,
+            total,
             piece: None,
             buf: Vec::new(),
             values: Vec::new(),
@@ -110,6 +127,7 @@ impl<S: Sink> ValueScan<S> {
     fn finish_piece(&mut self, piece: &crate::engine::plan::Piece) {
         if !self.sink.wants_values() {
             self.sink.raw(&self.buf);
+            self.sink.piece_done();
             return;
         }
         let (be, bb) = (self.codec.block_elems, self.codec.block_bytes);
@@ -135,6 +153,7 @@ impl<S: Sink> ValueScan<S> {
             skip -= s;
             keep -= k;
         }
+        self.sink.piece_done();
     }
 
     /// Step the scan; `Done(())` once every piece went to the sink.
@@ -143,6 +162,9 @@ impl<S: Sink> ValueScan<S> {
             let piece = match &self.piece {
                 Some(p) => p.clone(),
                 None => {
+                    if self.next >= self.end {
+                        return None;
+                    }
                     let p = self.plan.piece(self.next)?;
                     debug_assert!(p.bytes.len() <= READ_BYTES + self.codec.block_bytes as u64);
                     self.piece = Some(p.clone());
@@ -174,7 +196,7 @@ impl<S: Sink> ValueScan<S> {
     }
 
     fn scan_progress(&self) -> Progress {
-        Progress { done: self.done_bytes + self.buf.len() as u64, total: self.plan.bytes }
+        Progress { done: self.done_bytes + self.buf.len() as u64, total: self.total }
     }
 
     fn scan_read_ahead(&self) -> u64 {
@@ -250,17 +272,22 @@ pub struct NonFiniteJob {
     total_bytes: u64,
 }
 
-/// The scan of every tensor of `cp`.
-pub fn nonfinite_job(cp: &Checkpoint) -> NonFiniteJob {
-    let targets: Vec<_> = cp
-        .tensors
+/// What the NaN/Inf scan reads of each tensor of `cp`: its plan and codec, or its outcome
+/// without reading.
+pub fn scan_targets(cp: &Checkpoint) -> Vec<Result<(Plan, BlockCodec), ScanOutcome>> {
+    cp.tensors
         .iter()
         .map(|t| match scan_target(t, &Selection::Whole) {
             Ok(pc) => Ok(pc),
             Err(ValuesError::Undecodable(d)) => Err(ScanOutcome::NotDecodable(d)),
             Err(_) => Err(ScanOutcome::Skipped),
         })
-        .collect();
+        .collect()
+}
+
+/// The scan of every tensor of `cp`.
+pub fn nonfinite_job(cp: &Checkpoint) -> NonFiniteJob {
+    let targets = scan_targets(cp);
     let total_bytes = targets.iter().filter_map(|t| t.as_ref().ok()).map(|(p, _)| p.bytes).sum();
     NonFiniteJob {
         outcomes: Vec::with_capacity(targets.len()),
@@ -293,7 +320,7 @@ impl Job for NonFiniteJob {
                     return JobStep::Need(n);
                 }
                 let scan = self.current.take().expect("just matched");
-                self.done_bytes += scan.plan.bytes;
+                self.done_bytes += scan.total;
                 self.outcomes.push(ScanOutcome::Counted(scan.into_sink()));
             }
             match self.targets.next() {
@@ -324,8 +351,8 @@ impl Job for NonFiniteJob {
 /// Histograms of a tensor's values and, for block types, of its block scales.
 #[derive(Debug, Default)]
 pub struct HistogramSink {
-    pub values: crate::engine::histogram::Histogram,
-    pub scales: Option<crate::engine::histogram::Histogram>,
+    pub values: Histogram,
+    pub scales: Option<Histogram>,
 }
 
 impl HistogramSink {
@@ -335,16 +362,39 @@ impl HistogramSink {
     }
 }
 
+impl HistogramSink {
+    /// A sink for one part of a tensor read in parallel (see [`Histogram::part`]).
+    pub fn part(scales: bool) -> Self {
+        HistogramSink { values: Histogram::part(), scales: scales.then(Histogram::part) }
+    }
+
+    /// The sink of parts read in parallel, in their order.
+    pub fn join(parts: Vec<HistogramSink>) -> HistogramSink {
+        let want_scales = parts.iter().any(|p| p.scales.is_some());
+        let (values, scales): (Vec<_>, Vec<_>) = parts.into_iter().map(|p| (p.values, p.scales)).unzip();
+        HistogramSink {
+            values: Histogram::join(values),
+            scales: want_scales.then(|| Histogram::join(scales.into_iter().flatten().collect())),
+        }
+    }
+}
+
 impl Sink for HistogramSink {
     fn values(&mut self, _first_elem: u64, values: &[f32]) {
-        self.values.add(values);
+        self.values.add_to_piece(values);
     }
     fn wants_scales(&self) -> bool {
         self.scales.is_some()
     }
     fn scales(&mut self, scales: &[f32]) {
         if let Some(h) = &mut self.scales {
-            h.add(scales);
+            h.add_to_piece(scales);
+        }
+    }
+    fn piece_done(&mut self) {
+        self.values.end_piece();
+        if let Some(h) = &mut self.scales {
+            h.end_piece();
         }
     }
 }
