@@ -28,8 +28,9 @@ pub struct Histogram {
 }
 
 impl Default for Histogram {
+    /// An empty histogram; its buckets are allocated with its first values.
     fn default() -> Self {
-        Histogram { fine: vec![0; FINE], stats: Stats::default(), piece: Stats::default(), pieces: None }
+        Histogram { fine: Vec::new(), stats: Stats::default(), piece: Stats::default(), pieces: None }
     }
 }
 
@@ -51,8 +52,16 @@ impl Histogram {
     /// Count `values` (any `f32`; NaN and infinities are counted in the stats only).
     pub fn add(&mut self, values: &[f32]) {
         self.stats.merge(&Stats::of(values));
+        self.buckets();
         for &v in values {
             self.fine[(v.to_bits() >> 16) as usize] += 1;
+        }
+    }
+
+    /// The fine buckets, allocated on first use.
+    fn buckets(&mut self) {
+        if self.fine.is_empty() {
+            self.fine = vec![0; FINE];
         }
     }
 
@@ -65,6 +74,7 @@ impl Histogram {
     /// Count `values`, part of the piece being read.
     pub fn add_to_piece(&mut self, values: &[f32]) {
         self.piece.merge(&Stats::of(values));
+        self.buckets();
         for &v in values {
             self.fine[(v.to_bits() >> 16) as usize] += 1;
         }
@@ -85,6 +95,9 @@ impl Histogram {
         let mut out = Histogram::default();
         for mut p in parts {
             p.end_piece();
+            if !p.fine.is_empty() {
+                out.buckets();
+            }
             for (a, b) in out.fine.iter_mut().zip(&p.fine) {
                 *a += b;
             }
@@ -99,6 +112,9 @@ impl Histogram {
     /// Fold another partial histogram into this one.
     pub fn merge(&mut self, other: &Histogram) {
         self.stats.merge(&other.stats);
+        if !other.fine.is_empty() {
+            self.buckets();
+        }
         for (a, b) in self.fine.iter_mut().zip(&other.fine) {
             *a += b;
         }
@@ -118,17 +134,41 @@ impl Histogram {
             hi += 0.5;
         }
         let width = (hi - lo) / n as f64;
-        for (key, &c) in self.fine.iter().enumerate() {
-            if c == 0 {
-                continue;
+        // Only the buckets finite values in [min, max] can fall in are visited.
+        for keys in finite_keys(self.stats.min as f32, self.stats.max as f32) {
+            for (key, &c) in self.fine.iter().enumerate().take(keys.end).skip(keys.start) {
+                if c == 0 {
+                    continue;
+                }
+                let Some(mid) = bucket_midpoint(key as u32) else { continue };
+                let mid = mid.clamp(self.stats.min, self.stats.max);
+                let i = (((mid - lo) / width) as usize).min(n - 1);
+                counts[i] += c;
             }
-            let Some(mid) = bucket_midpoint(key as u32) else { continue };
-            let mid = mid.clamp(self.stats.min, self.stats.max);
-            let i = (((mid - lo) / width) as usize).min(n - 1);
-            counts[i] += c;
         }
         Bins { lo, hi, counts }
     }
+}
+
+/// The fine-bucket keys of the finite values in `[min, max]`: the non-negative ones, then the
+/// negative ones (whose keys, sign bit set, grow with the magnitude; -0.0 among them).
+fn finite_keys(min: f32, max: f32) -> [std::ops::Range<usize>; 2] {
+    const NEG: usize = 0x8000; // the key of -0.0: sign bit set
+    let key = |v: f32| (v.to_bits() >> 16) as usize;
+    // Keys below NEG hold +0.0 and up; NEG and above hold -0.0 and down. Either zero may be
+    // the min or max, so each range is cut at NEG.
+    let positive = if max >= 0.0 {
+        if min > 0.0 {
+            key(min)
+        } else {
+            0
+        }
+        ..(key(max) + 1).min(NEG)
+    } else {
+        0..0
+    };
+    let negative = if min <= 0.0 { NEG..if min < 0.0 { key(min) + 1 } else { NEG + 1 } } else { 0..0 };
+    [positive, negative]
 }
 
 /// The middle of the values whose top 16 bits are `key`, or `None` for NaN and infinities.
@@ -191,6 +231,23 @@ mod tests {
         let joined = Histogram::join(parts);
         assert_eq!(joined.stats, one.stats, "bit for bit");
         assert_eq!(joined.bins(16), one.bins(16));
+    }
+
+    #[test]
+    fn bins_visit_only_the_buckets_in_range_and_miss_none() {
+        for values in [
+            vec![-3.5f32, -0.0, 0.0, 2.25, 1e-30],
+            vec![1.0, 1.5, 2.0],
+            vec![-8.0, -1e-3],
+            vec![-0.0, 0.0],
+            vec![-0.0, -0.0, -5.0],
+            vec![0.0, -0.0, 3.0],
+            vec![-0.0],
+        ] {
+            let mut h = Histogram::default();
+            h.add(&values);
+            assert_eq!(h.bins(7).counts.iter().sum::<u64>(), values.len() as u64, "{values:?}");
+        }
     }
 
     #[test]
