@@ -157,17 +157,10 @@ fn finite_keys(min: f32, max: f32) -> [std::ops::Range<usize>; 2] {
     let key = |v: f32| (v.to_bits() >> 16) as usize;
     // Keys below NEG hold +0.0 and up; NEG and above hold -0.0 and down. Either zero may be
     // the min or max, so each range is cut at NEG.
-    let positive = if max >= 0.0 {
-        if min > 0.0 {
-            key(min)
-        } else {
-            0
-        }
-        ..(key(max) + 1).min(NEG)
-    } else {
-        0..0
-    };
-    let negative = if min <= 0.0 { NEG..if min < 0.0 { key(min) + 1 } else { NEG + 1 } } else { 0..0 };
+    let positive_from = if min > 0.0 { key(min) } else { 0 };
+    let positive = if max >= 0.0 { positive_from..(key(max) + 1).min(NEG) } else { 0..0 };
+    let negative_to = if min < 0.0 { key(min) + 1 } else { NEG + 1 };
+    let negative = if min <= 0.0 { NEG..negative_to } else { 0..0 };
     [positive, negative]
 }
 
