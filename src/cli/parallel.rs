@@ -62,7 +62,7 @@ fn ranges(plan: &Plan, threads: usize) -> Vec<std::ops::Range<u64>> {
 pub fn histogram(cp: &Checkpoint, plan: Plan, codec: BlockCodec, scales: bool) -> Result<HistogramSink, String> {
     let units = ranges(&plan, threads());
     let parts = map_units(units.len(), threads(), |i| {
-        run_on(ValueScan::part(plan.clone(), codec, HistogramSink::part(scales), units[i].clone()), cp)
+        run_on(ValueScan::part(plan.clone(), codec, HistogramSink::part(&codec, scales), units[i].clone()), cp)
     })?;
     Ok(HistogramSink::join(parts))
 }

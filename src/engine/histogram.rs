@@ -58,6 +58,12 @@ impl Histogram {
         }
     }
 
+    /// Count `n` occurrences of value `v` in the buckets (statistics are the caller's).
+    pub fn count(&mut self, v: f32, n: u64) {
+        self.buckets();
+        self.fine[(v.to_bits() >> 16) as usize] += n;
+    }
+
     /// The fine buckets, allocated on first use.
     fn buckets(&mut self) {
         if self.fine.is_empty() {

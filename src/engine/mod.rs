@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod check_report;
+pub mod codes;
 pub mod decode;
 pub mod dupes;
 pub mod findings;

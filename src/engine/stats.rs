@@ -106,6 +106,37 @@ impl Stats {
         }
     }
 
+    /// Statistics of values given as `(value, count)` pairs (each value once), in `f64`: two
+    /// passes, so the spread is exact to `f64` rounding whatever the counts.
+    pub fn of_counts(items: impl Iterator<Item = (f32, u64)> + Clone) -> Stats {
+        let mut s = Stats::default();
+        let (mut n, mut sum) = (0u64, 0f64);
+        for (v, c) in items.clone() {
+            s.count += c;
+            if v.is_nan() {
+                s.nan += c;
+            } else if v == f32::INFINITY {
+                s.pos_inf += c;
+            } else if v == f32::NEG_INFINITY {
+                s.neg_inf += c;
+            } else {
+                if v == 0.0 {
+                    s.zero += c;
+                }
+                n += c;
+                sum += f64::from(v) * c as f64;
+                s.min = s.min.min(f64::from(v));
+                s.max = s.max.max(f64::from(v));
+            }
+        }
+        s.finite = n;
+        if n > 0 {
+            s.mean = sum / n as f64;
+            s.m2 = items.filter(|(v, _)| v.is_finite()).map(|(v, c)| (f64::from(v) - s.mean).powi(2) * c as f64).sum();
+        }
+        s
+    }
+
     /// Fold `other` into `self` (Chan et al.'s parallel update).
     pub fn merge(&mut self, other: &Stats) {
         let (n1, n2) = (self.finite as f64, other.finite as f64);

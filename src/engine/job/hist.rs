@@ -13,5 +13,5 @@ pub type HistogramJob = ValueScan<HistogramSink>;
 pub fn histogram_job(t: &Tensor, sel: &Selection, scales: bool) -> Result<HistogramJob, ValuesError> {
     let (plan, codec) = scan_target(t, sel)?;
     let scales = scales && codec.scales.is_some();
-    Ok(ValueScan::new(plan, codec, HistogramSink::new(scales)))
+    Ok(ValueScan::new(plan, codec, HistogramSink::new(&codec, scales)))
 }

@@ -2,6 +2,7 @@
 //! NaN/Inf scan of every tensor built on it.
 
 use super::{Job, JobStep, Need, Progress};
+use crate::engine::codes::CodeCounts;
 use crate::engine::decode::{codec_for, BlockCodec};
 use crate::engine::histogram::Histogram;
 use crate::engine::model::{Checkpoint, Lost, Tensor};
@@ -32,6 +33,8 @@ pub trait Sink {
     fn raw(&mut self, _bytes: &[u8]) {}
     /// Every value (or byte) of a piece was handed over.
     fn piece_done(&mut self) {}
+    /// The scan is over: a last chance to turn what was gathered into the result.
+    fn finish(&mut self) {}
 }
 
 /// Why a tensor's values cannot be read.
@@ -119,14 +122,22 @@ impl<S: Sink> ValueScan<S> {
         &mut self.sink
     }
 
-    /// Take the sink out (the scan is spent).
-    pub fn into_sink(self) -> S {
+    /// Take the sink out (the scan is spent), finished.
+    pub fn into_sink(mut self) -> S {
+        self.sink.finish();
         self.sink
     }
 
     fn finish_piece(&mut self, piece: &crate::engine::plan::Piece) {
         if !self.sink.wants_values() {
-            self.sink.raw(&self.buf);
+            // Elementwise types: the bytes of exactly the values kept.
+            let bytes = if self.codec.block_elems == 1 {
+                let bb = self.codec.block_bytes;
+                &self.buf[piece.skip as usize * bb..(piece.skip + piece.keep) as usize * bb]
+            } else {
+                &self.buf[..]
+            };
+            self.sink.raw(bytes);
             self.sink.piece_done();
             return;
         }
@@ -215,7 +226,10 @@ impl<S: Sink + Default> Job for ValueScan<S> {
     fn step(&mut self) -> JobStep<S> {
         match self.advance() {
             Some(n) => JobStep::Need(n),
-            None => JobStep::Done(std::mem::take(&mut self.sink)),
+            None => {
+                self.sink.finish();
+                JobStep::Done(std::mem::take(&mut self.sink))
+            }
         }
     }
 
@@ -348,38 +362,78 @@ impl Job for NonFiniteJob {
     }
 }
 
-/// Histograms of a tensor's values and, for block types, of its block scales.
+/// Histograms of a tensor's values and, for block types, of its block scales. Elementwise 8- and
+/// 16-bit types are counted by stored code ([`CodeCounts`]), each distinct code converted once.
 #[derive(Debug, Default)]
 pub struct HistogramSink {
     pub values: Histogram,
     pub scales: Option<Histogram>,
+    codes: Option<CodeCounts>,
+    /// A part read in parallel: its codes stay counts until [`HistogramSink::join`].
+    part: bool,
 }
 
 impl HistogramSink {
-    /// A sink that also collects block scales when `scales` is set.
-    pub fn new(scales: bool) -> Self {
-        HistogramSink { values: Default::default(), scales: scales.then(Default::default) }
+    /// A sink for values stored as `codec`; it also collects block scales when `scales` is set.
+    pub fn new(codec: &BlockCodec, scales: bool) -> Self {
+        HistogramSink {
+            values: Histogram::default(),
+            scales: scales.then(Histogram::default),
+            codes: CodeCounts::for_codec(codec),
+            part: false,
+        }
     }
-}
 
-impl HistogramSink {
     /// A sink for one part of a tensor read in parallel (see [`Histogram::part`]).
-    pub fn part(scales: bool) -> Self {
-        HistogramSink { values: Histogram::part(), scales: scales.then(Histogram::part) }
+    pub fn part(codec: &BlockCodec, scales: bool) -> Self {
+        HistogramSink {
+            values: Histogram::part(),
+            scales: scales.then(Histogram::part),
+            codes: CodeCounts::for_codec(codec),
+            part: true,
+        }
     }
 
     /// The sink of parts read in parallel, in their order.
     pub fn join(parts: Vec<HistogramSink>) -> HistogramSink {
         let want_scales = parts.iter().any(|p| p.scales.is_some());
-        let (values, scales): (Vec<_>, Vec<_>) = parts.into_iter().map(|p| (p.values, p.scales)).unzip();
-        HistogramSink {
-            values: Histogram::join(values),
-            scales: want_scales.then(|| Histogram::join(scales.into_iter().flatten().collect())),
+        let mut codes: Option<CodeCounts> = None;
+        let mut values = Vec::with_capacity(parts.len());
+        let mut scales = Vec::new();
+        for p in parts {
+            if let Some(c) = p.codes {
+                match &mut codes {
+                    Some(all) => all.merge(&c),
+                    None => codes = Some(c),
+                }
+            }
+            values.push(p.values);
+            scales.extend(p.scales);
         }
+        let values = match &codes {
+            Some(c) => c.histogram(),
+            None => Histogram::join(values),
+        };
+        HistogramSink { values, scales: want_scales.then(|| Histogram::join(scales)), codes: None, part: false }
     }
 }
 
 impl Sink for HistogramSink {
+    fn wants_values(&self) -> bool {
+        self.codes.is_none()
+    }
+    fn raw(&mut self, bytes: &[u8]) {
+        if let Some(c) = &mut self.codes {
+            c.add(bytes);
+        }
+    }
+    fn finish(&mut self) {
+        if !self.part {
+            if let Some(c) = self.codes.take() {
+                self.values = c.histogram();
+            }
+        }
+    }
     fn values(&mut self, _first_elem: u64, values: &[f32]) {
         self.values.add_to_piece(values);
     }
