@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { startServer } from './server.mjs';
 import { Viewer, fixture, session, tempDir } from './viewer.mjs';
@@ -14,15 +15,30 @@ const tmp = tempDir();
 after(() => tmp.cleanup());
 let slow; // answers every request after 2 s
 let files; // Range + CORS + If-Range
+let liar; // answers any range with 16 MiB more than asked
 
 before(async () => {
   fs.copyFileSync(fixture('gguf_v3_le.gguf'), path.join(tmp.dir, 'model.gguf'));
   slow = await startServer({ root: tmp.dir, port: 0, cors: true, delay: 2000 });
   files = await startServer({ root: tmp.dir, port: 0, cors: true });
+  fs.writeFileSync(
+    path.join(tmp.dir, 'model.safetensors.index.json'),
+    JSON.stringify({ metadata: {}, weight_map: { w: 'file:///etc/passwd' } }),
+  );
+  liar = http.createServer((req, res) => {
+    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Range, If-Range', 'Access-Control-Expose-Headers': '*' };
+    if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
+    const a = Number(/bytes=(\d+)-/.exec(req.headers.range ?? '')?.[1] ?? 0);
+    const body = Buffer.alloc(16 << 20, 7); // 16 MiB for the 4 KiB asked
+    res.writeHead(206, { ...cors, 'Content-Range': `bytes ${a}-${a + body.length - 1}/1000000000` });
+    res.end(body);
+  });
+  await new Promise((ok) => liar.listen(0, '127.0.0.1', ok));
 });
 after(async () => {
   await slow?.close();
   await files?.close();
+  await new Promise((ok) => (liar ? liar.close(ok) : ok()));
 });
 
 test('a drop anywhere on the page opens the files, and the browser does not navigate to them', async () => {
@@ -76,7 +92,7 @@ test('a remote file replaced on the server while open is an error, never mixed b
   assert.ok(ifRange >= 2, 'the probe and the value read both went to the server');
 });
 
-test('only http, https and hf:// URLs are opened', async () => {
+test('only http, https and hf:// URLs are opened, shard names inside an index included', async () => {
   const { page } = s.browser;
   const v = new Viewer(page, s.srv.url);
   await v.open();
@@ -85,5 +101,20 @@ test('only http, https and hf:// URLs are opened', async () => {
     await page.locator('[data-testid=url-open]').click();
     await page.locator('[data-testid=error]').filter({ hasText: 'not an http:, https: or hf:// URL' }).waitFor();
   }
+  await page.locator('[data-testid=url-input]').fill(files.url + 'model.safetensors.index.json');
+  await page.locator('[data-testid=url-open]').click();
+  await page.locator('[data-testid=error]').filter({ hasText: "'file:///etc/passwd' is not an http:" }).waitFor();
   assert.deepEqual(s.browser.errors, []);
+});
+
+// (A body longer than its own Content-Range is refused by the browser itself, as a network
+// error; the viewer's reader also stops at the confirmed length.)
+test('a server that answers with more than the range asked is refused before its body is read', async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  await v.open();
+  const port = liar.address().port;
+  await page.locator('[data-testid=url-input]').fill(`http://127.0.0.1:${port}/model.gguf`);
+  await page.locator('[data-testid=url-open]').click();
+  await page.locator('[data-testid=error]').filter({ hasText: 'does not match the request' }).waitFor({ timeout: 15_000 });
 });
