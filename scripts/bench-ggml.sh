@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Decode + histogram next to ggml's own dequantization, per type, in one run. Prints MB/s of
+# encoded input (best of a few runs) and ratios; asserts nothing.
+#   ggml      dequantize_row_* from the ggml-quants.c vendored by the llama-cpp-python sdist
+#             (PyPI), built with gcc -O3 -march=native (scripts/bench/ggml_dequant.c)
+#   ours 1t   `tensorscope hist --json` of the whole tensor, TENSORSCOPE_THREADS=1 (process start,
+#             reading and JSON included)
+#   ours Nt   the same on every core
+#   gguf-py   gguf.quants.dequantize + numpy.histogram (PyPI gguf, in a venv)
+# The browser's numbers come from scripts/bench-wasm.sh.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="${CARGO_TARGET_DIR:-$root/target}/bench-ggml"
+version=0.3.36
+mkdir -p "$work/out"
+cd "$work"
+if [ ! -d "llama_cpp_python-$version" ]; then
+  echo "[bench-ggml] pip download llama-cpp-python==$version (sdist)" >&2
+  pip download --no-deps --no-binary llama-cpp-python "llama-cpp-python==$version" -d . >&2
+  tar xzf "llama_cpp_python-$version.tar.gz"
+fi
+g="llama_cpp_python-$version/vendor/llama.cpp/ggml"
+if [ ! -x deq ]; then
+  echo "[bench-ggml] building ggml's dequantization" >&2
+  gcc -O3 -march=native -I"$g/include" -I"$g/src" -c "$g/src/ggml-quants.c" -o quants.o
+  gcc -O3 -march=native -I"$g/include" -I"$g/src" -c "$root/scripts/bench/ggml_dequant.c" -o harness.o
+  gcc quants.o harness.o -o deq -lm
+fi
+(cd "$root" && cargo build -q --release --bin tensorscope)
+cli="${CARGO_TARGET_DIR:-$root/target}/release/tensorscope"
+if [ ! -x venv/bin/python ]; then
+  python3 -m venv venv && venv/bin/pip -q install gguf numpy >&2 || true
+fi
+threads=$(nproc)
+./deq out > ggml.txt
+
+ms_of() { # command...: best wall time of 3 runs, in ms
+  local best=999999 s e ms
+  for _ in 1 2 3; do
+    s=$(date +%s%N); "$@" > /dev/null; e=$(date +%s%N)
+    ms=$(( (e - s) / 1000000 )); [ "$ms" -lt "$best" ] && best=$ms
+  done
+  echo "$best"
+}
+
+printf '%-8s %10s %10s %10s %10s   %s\n' type "ggml" "ours 1t" "ours ${threads}t" "gguf-py" "ours/ggml (1t, ${threads}t)"
+while read -r t ggml; do
+  f="out/$t.gguf"
+  size=$(stat -c %s "$f")
+  one=$(( size / 1000 / $(TENSORSCOPE_THREADS=1 ms_of "$cli" hist "$f" --tensor w --json | tail -1) ))
+  all=$(( size / 1000 / $(TENSORSCOPE_THREADS=$threads ms_of "$cli" hist "$f" --tensor w --json | tail -1) ))
+  py=-
+  if [ -x venv/bin/python ]; then
+    py=$(venv/bin/python - "$f" "$t" <<'PY' 2>/dev/null || echo -
+import sys, time
+import numpy as np
+from gguf import GGUFReader
+from gguf.quants import dequantize
+r = GGUFReader(sys.argv[1]); t = r.tensors[0]
+raw = np.asarray(t.data)
+best = 1e9
+for _ in range(2):
+    t0 = time.perf_counter()
+    v = dequantize(raw, t.tensor_type).astype(np.float32, copy=False)
+    np.histogram(v[np.isfinite(v)], bins=64)
+    best = min(best, time.perf_counter() - t0)
+print(int(raw.nbytes / best / 1e6))
+PY
+)
+  fi
+  printf '%-8s %10s %10s %10s %10s   %s\n' "$t" "$ggml" "$one" "$all" "$py" \
+    "$(awk -v a="$one" -v b="$all" -v g="$ggml" 'BEGIN { printf "%.2f, %.2f", a / g, b / g }')"
+done < ggml.txt
