@@ -101,3 +101,42 @@ async fn open_a_500k_tensor_header() {
         now_ms() - t
     );
 }
+
+/// One search keystroke over 500k tensor names: the first letter, then letters that narrow it
+/// (each filters the rows the last one kept).
+#[wasm_bindgen_test]
+fn search_keystrokes_at_500k_tensors() {
+    use tensorscope::engine::gguf::GgmlType;
+    use tensorscope::engine::model::{Checkpoint, Dtype, Format, Lost, Tensor};
+    use tensorscope::engine::view::{filter, narrows, sorted, Column};
+    let tensors = (0..500_000u64)
+        .map(|i| Tensor {
+            name: format!("blk.{}.ffn_up_exps.{}.weight", i / 1000, i % 1000),
+            dtype: Dtype::Ggml(GgmlType(12)),
+            shape: vec![4096, 14336],
+            file: 0,
+            offset: None,
+            nbytes: 0,
+            data: Err(Lost::NoSize),
+        })
+        .collect();
+    let cp = Checkpoint {
+        format: Format::Gguf,
+        files: vec![],
+        metadata: vec![],
+        meta_file: vec![],
+        big_endian: vec![],
+        tensors,
+        findings: vec![],
+    };
+    let all = sorted(&cp, Column::Index, false);
+    let (mut rows, mut last) = (all.clone(), String::new());
+    for q in ["b", "bl", "blk.4", "blk.49", "blk.499", "blk.499.", "up"] {
+        let from = if narrows(&last, q) { &rows } else { &all };
+        let t = now_ms();
+        let next = filter(&cp, from, q);
+        console_log!("wasm search keystroke '{q}' at 500k tensors: {:.1} ms, {} rows", now_ms() - t, next.len());
+        rows = next;
+        last = q.to_owned();
+    }
+}

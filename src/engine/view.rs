@@ -87,6 +87,13 @@ pub fn filter(cp: &Checkpoint, order: &[usize], pattern: &str) -> Vec<usize> {
     order.iter().copied().filter(|&i| matches(pattern, &cp.tensors[i].name)).collect()
 }
 
+/// Whether every name matching `new` also matches `old`, so the rows of `old` can be filtered
+/// instead of all rows (typing narrows a search: each keystroke then costs the matches so far).
+pub fn narrows(old: &str, new: &str) -> bool {
+    let plain = |p: &str| !p.contains(['*', '?']) && p.is_ascii();
+    plain(old) && plain(new) && new.to_ascii_lowercase().contains(&old.to_ascii_lowercase())
+}
+
 /// Every tensor's index, sorted by `column` (ascending unless `desc`); ties keep file order.
 pub fn sorted(cp: &Checkpoint, column: Column, desc: bool) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..cp.tensors.len()).collect();
@@ -220,6 +227,22 @@ mod tests {
         assert!(matches("blk.?.ffn*", "blk.3.ffn_up.weight"));
         assert!(!matches("blk.?.ffn*", "blk.31.ffn_up.weight"));
         assert!(!matches("*a*a*a*a*a*b", &"a".repeat(5000)));
+    }
+
+    #[test]
+    fn narrowing_holds_only_when_every_match_of_the_new_pattern_matches_the_old() {
+        assert!(narrows("", "a"));
+        assert!(narrows("att", "ATTN_q"));
+        assert!(!narrows("attn", "att"));
+        assert!(!narrows("blk.*", "blk.*.ffn"));
+        assert!(!narrows("ü", "üb"));
+        let names = ["blk.0.attn_q.weight", "blk.0.ffn_up.weight", "output.weight"];
+        for (old, new) in [("", "b"), ("b", "bl"), ("attn", "attn_q"), ("W", "WEIGHT")] {
+            assert!(narrows(old, new));
+            for n in names {
+                assert!(!matches(new, n) || matches(old, n), "{old} -> {new} on {n}");
+            }
+        }
     }
 
     #[test]

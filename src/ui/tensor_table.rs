@@ -10,7 +10,7 @@ use super::search_box::SearchBox;
 use super::state::{AppState, Shared};
 use super::CopyButton;
 use crate::engine::shards::base_name;
-use crate::engine::view::{filter, group_by_layer, human_bytes, human_count, sorted, Column, Group};
+use crate::engine::view::{filter, group_by_layer, human_bytes, human_count, narrows, sorted, Column, Group};
 use crate::engine::viewer::{flatten, move_cursor, shape_text, visible, Row};
 
 /// Height of one row in pixels (the CSS uses the same).
@@ -46,10 +46,19 @@ pub fn TensorTable() -> impl IntoView {
         let (col, desc) = sort.get();
         state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| sorted(cp, col, desc)).unwrap_or_default())))
     });
+    // The last search: typing that narrows it filters its rows, not all of them.
+    let last: StoredValue<Option<(String, Shared<Vec<usize>>, Shared<Vec<usize>>)>> = StoredValue::new(None);
     let filtered = Memo::new(move |_| {
-        let q = query.get();
+        let q = query.get().trim().to_owned();
         let order = order.get();
-        state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| filter(cp, &order.0, q.trim())).unwrap_or_default())))
+        let from = last.with_value(|l| match l {
+            Some((lq, lorder, lrows)) if *lorder == order && narrows(lq, &q) => lrows.clone(),
+            _ => order.clone(),
+        });
+        let rows =
+            state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| filter(cp, &from, &q)).unwrap_or_default())));
+        last.set_value(Some((q, order, rows.clone())));
+        rows
     });
     let groups = Memo::new(move |_| {
         let rows = filtered.get();
