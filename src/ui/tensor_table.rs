@@ -11,6 +11,9 @@ use super::state::{AppState, Shared};
 use super::CopyButton;
 use crate::engine::shards::base_name;
 use crate::engine::view::{filter, group_by_layer, human_bytes, human_count, narrows, sorted, Column, Group};
+
+/// A search and what it found: the pattern, the order it filtered, the rows kept.
+type LastSearch = (String, Shared<Vec<usize>>, Shared<Vec<usize>>);
 use crate::engine::viewer::{flatten, move_cursor, shape_text, visible, Row};
 
 /// Height of one row in pixels (the CSS uses the same).
@@ -47,7 +50,7 @@ pub fn TensorTable() -> impl IntoView {
         state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| sorted(cp, col, desc)).unwrap_or_default())))
     });
     // The last search: typing that narrows it filters its rows, not all of them.
-    let last: StoredValue<Option<(String, Shared<Vec<usize>>, Shared<Vec<usize>>)>> = StoredValue::new(None);
+    let last: StoredValue<Option<LastSearch>> = StoredValue::new(None);
     let filtered = Memo::new(move |_| {
         let q = query.get().trim().to_owned();
         let order = order.get();
