@@ -120,15 +120,7 @@ fn search_keystrokes_at_500k_tensors() {
             data: Err(Lost::NoSize),
         })
         .collect();
-    let cp = Checkpoint {
-        format: Format::Gguf,
-        files: vec![],
-        metadata: vec![],
-        meta_file: vec![],
-        big_endian: vec![],
-        tensors,
-        findings: vec![],
-    };
+    let cp = Checkpoint { tensors, ..Checkpoint::empty(Format::Gguf) };
     let all = sorted(&cp, Column::Index, false);
     let (mut rows, mut last) = (all.clone(), String::new());
     for q in ["b", "bl", "blk.4", "blk.49", "blk.499", "blk.499.", "up"] {

@@ -35,24 +35,10 @@ pub fn open_paths(paths: &[PathBuf]) -> io::Result<(Checkpoint, u64)> {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let lens = files.iter().map(|f| f.size).collect();
     let mut read = 0u64;
-    let job = open_job(files);
-    let cp = run_job(Counted { job, read: &mut read }, &names, lens).map_err(io::Error::other)?;
+    let cp = run_job(open_job(files), &names, lens, |j| {
+        read = j.bytes_fed();
+        Ok(())
+    })
+    .map_err(io::Error::other)?;
     Ok((cp, read))
-}
-
-/// A job that counts the bytes fed to it.
-struct Counted<'a, J> {
-    job: J,
-    read: &'a mut u64,
-}
-
-impl<J: crate::engine::job::Job> crate::engine::job::Job for Counted<'_, J> {
-    type Output = J::Output;
-    fn step(&mut self) -> crate::engine::job::JobStep<J::Output> {
-        self.job.step()
-    }
-    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), crate::engine::step::FeedError> {
-        *self.read += bytes.len() as u64;
-        self.job.feed(file, offset, bytes)
-    }
 }

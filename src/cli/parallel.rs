@@ -60,8 +60,9 @@ fn ranges(plan: &Plan, threads: usize) -> Vec<std::ops::Range<u64>> {
 
 /// The histogram of a plan, its pieces read in parallel.
 pub fn histogram(cp: &Checkpoint, plan: Plan, codec: BlockCodec, scales: bool) -> Result<HistogramSink, String> {
-    let units = ranges(&plan, threads());
-    let parts = map_units(units.len(), threads(), |i| {
+    let threads = threads();
+    let units = ranges(&plan, threads);
+    let parts = map_units(units.len(), threads, |i| {
         run_on(ValueScan::part(plan.clone(), codec, HistogramSink::part(&codec, scales), units[i].clone()), cp)
     })?;
     Ok(HistogramSink::join(parts))

@@ -45,9 +45,15 @@ impl FileSource {
 /// Run `job` over local files `paths` (indexed as the job indexes them), opening each when it is
 /// first read and keeping one open at a time (a set of 10k shards needs no 10k descriptors).
 /// `lens` are the sizes the job was planned for; a file whose size changed is an error.
-pub fn run_job<J: Job>(job: J, paths: &[&str], lens: Vec<u64>) -> Result<J::Output, String> {
+/// `drain(job)` runs after every feed (progress, writing output out as it goes).
+pub fn run_job<J: Job>(
+    job: J,
+    paths: &[&str],
+    lens: Vec<u64>,
+    drain: impl FnMut(&mut J) -> Result<(), String>,
+) -> Result<J::Output, String> {
     let mut open: Option<(usize, FileSource)> = None;
-    job::run(job, lens.clone(), |file, range| {
+    let read = |file: usize, range| {
         if open.as_ref().is_none_or(|(i, _)| *i != file) {
             let path = paths.get(file).ok_or_else(|| format!("file {file} is not open"))?;
             let src = FileSource::open(Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
@@ -62,14 +68,23 @@ pub fn run_job<J: Job>(job: J, paths: &[&str], lens: Vec<u64>) -> Result<J::Outp
         }
         let (_, src) = open.as_mut().expect("opened above");
         src.read(range).map_err(|e| format!("{}: {e}", paths[file]))
-    })
-    .map_err(|e: RunError| e.to_string())
+    };
+    job::run_draining(job, lens.clone(), read, drain).map_err(|e: RunError| e.to_string())
 }
 
 /// Run `job` over the files of `cp`.
 pub fn run_on<J: Job>(job: J, cp: &Checkpoint) -> Result<J::Output, String> {
+    run_on_draining(job, cp, |_| Ok(()))
+}
+
+/// [`run_on`], with `drain(job)` after every feed.
+pub fn run_on_draining<J: Job>(
+    job: J,
+    cp: &Checkpoint,
+    drain: impl FnMut(&mut J) -> Result<(), String>,
+) -> Result<J::Output, String> {
     let paths: Vec<&str> = cp.files.iter().map(|f| f.path.as_str()).collect();
-    run_job(job, &paths, cp.files.iter().map(|f| f.size).collect())
+    run_job(job, &paths, cp.files.iter().map(|f| f.size).collect(), drain)
 }
 
 #[cfg(unix)]

@@ -3,8 +3,9 @@
 use std::io::Write;
 
 use super::args::{Args, Command};
+use super::source::run_on_draining;
 use crate::engine::hist_report::HistReport;
-use crate::engine::job::{npy_job, scan_target, Poll, Runner};
+use crate::engine::job::{npy_job, scan_target};
 use crate::engine::model::{Checkpoint, Tensor};
 
 /// Run `hist` or `export` on the opened checkpoint.
@@ -31,26 +32,9 @@ fn export(args: &Args, cp: &Checkpoint, t: &Tensor) -> Result<(), String> {
     let out_path = args.npy.as_deref().expect("checked by the argument parser");
     let io = |e: std::io::Error| format!("{}: {e}", out_path.display());
     let mut file = std::io::BufWriter::new(std::fs::File::create(out_path).map_err(io)?);
-    let mut src = super::source::FileSource::open(std::path::Path::new(&cp.files[t.file].path))
-        .map_err(|e| format!("{}: {e}", cp.files[t.file].path))?;
-    if src.len() != cp.files[t.file].size {
-        return Err(format!("{}: the file changed since it was opened", cp.files[t.file].path));
-    }
-    let lens = cp.files.iter().map(|f| f.size).collect();
-    let mut r = Runner::new(job, lens);
-    loop {
-        match r.poll().map_err(|e| e.to_string())? {
-            Poll::Read(_, range) => {
-                let bytes = src.read(range).map_err(|e| e.to_string())?;
-                r.fill(t.file, range, bytes).map_err(|e| e.to_string())?;
-            }
-            Poll::Fed => file.write_all(&r.job_mut().sink_mut().take()).map_err(io)?,
-            Poll::Done(mut sink) => {
-                file.write_all(&sink.take()).map_err(io)?;
-                return file.flush().map_err(io);
-            }
-        }
-    }
+    let mut sink = run_on_draining(job, cp, |j| file.write_all(&j.sink_mut().take()).map_err(io))?;
+    file.write_all(&sink.take()).map_err(io)?;
+    file.flush().map_err(io)
 }
 
 fn no_such_tensor(cp: &Checkpoint, name: &str) -> String {

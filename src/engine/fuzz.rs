@@ -2,7 +2,7 @@
 //! bytes must decode to findings, never a panic, whatever the chunking.
 
 use super::gguf::GgmlType;
-use super::job::{self, Job};
+use super::job;
 use super::model::{Dtype, Extent, FileInfo};
 use super::open::{FileDecoder, Parsed};
 use super::plan::{plan, Selection};
@@ -209,19 +209,14 @@ pub fn run_job(which: u8, data: &[u8]) {
             let _ = out.values.bins(1 + usize::from(data[2] % 64));
         }
         1 => {
-            let Ok(mut j) = job::npy_job(t) else { return };
-            let mut r = job::Runner::new(std::mem::replace(&mut j, job::npy_job(t).expect("same tensor")), lens);
+            let Ok(j) = job::npy_job(t) else { return };
             let mut bytes = 0usize;
-            loop {
-                match r.poll().expect("reads within the file") {
-                    job::Poll::Read(f, range) => r.fill(f, range, read(f, range).unwrap()).unwrap(),
-                    job::Poll::Fed => bytes += r.job_mut().sink_mut().take().len(),
-                    job::Poll::Done(mut s) => {
-                        bytes += s.take().len();
-                        break;
-                    }
-                }
-            }
+            let drain = |j: &mut job::NpyJob| {
+                bytes += j.sink_mut().take().len();
+                Ok(())
+            };
+            let mut sink = job::run_draining(j, lens, read, drain).expect("reads within the file");
+            bytes += sink.take().len();
             assert!(bytes as u64 >= elems, "{bytes} bytes for {elems} elements");
         }
         _ => {
@@ -234,11 +229,4 @@ pub fn run_job(which: u8, data: &[u8]) {
                 .to_text();
         }
     }
-    let _ = j_progress_is_bounded(&cp);
-}
-
-fn j_progress_is_bounded(cp: &super::model::Checkpoint) -> bool {
-    let j = job::check_job(cp, true, true);
-    let p = j.progress();
-    p.done <= p.total
 }

@@ -187,6 +187,19 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// A checkpoint of no files.
+    pub fn empty(format: Format) -> Self {
+        Checkpoint {
+            format,
+            files: vec![],
+            metadata: vec![],
+            meta_file: vec![],
+            big_endian: vec![],
+            tensors: vec![],
+            findings: vec![],
+        }
+    }
+
     /// The metadata value stored under `key`.
     pub fn meta(&self, key: &str) -> Option<&MetaValue> {
         self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)

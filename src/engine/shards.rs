@@ -79,19 +79,47 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
         safetensors_set(st, indexes)
     } else {
         findings.push(Finding::error(rules::NO_CHECKPOINT, "no safetensors or GGUF file among the files given"));
-        Checkpoint {
-            format: Format::Safetensors,
-            files: vec![],
-            metadata: vec![],
-            meta_file: vec![],
-            big_endian: vec![],
-            tensors: vec![],
-            findings: vec![],
-        }
+        Checkpoint::empty(Format::Safetensors)
     };
     findings.append(&mut cp.findings);
     cp.findings = findings;
     cp
+}
+
+/// A set's metadata: each key once, from the first file holding it, with that file's index.
+struct Metadata {
+    metadata: Vec<(String, MetaValue)>,
+    meta_file: Vec<usize>,
+    /// Keys seen so far, kept only when later files may repeat them.
+    keys: HashSet<String>,
+    files: usize,
+}
+
+impl Metadata {
+    fn new(files: usize) -> Self {
+        Metadata { metadata: Vec::new(), meta_file: Vec::new(), keys: HashSet::new(), files }
+    }
+
+    /// The entries of file `file`, after those of the files before it.
+    fn add(&mut self, file: usize, entries: impl ExactSizeIterator<Item = (String, MetaValue)>) {
+        self.metadata.reserve(entries.len());
+        self.meta_file.reserve(entries.len());
+        for (k, v) in entries {
+            // A file's own keys are distinct already: the set is only for later files.
+            let keep = if file == 0 {
+                if self.files > 1 {
+                    self.keys.insert(k.clone());
+                }
+                true
+            } else {
+                self.keys.insert(k.clone())
+            };
+            if keep {
+                self.meta_file.push(file);
+                self.metadata.push((k, v));
+            }
+        }
+    }
 }
 
 fn safetensors_set(
@@ -100,26 +128,12 @@ fn safetensors_set(
 ) -> Checkpoint {
     files.sort_by(|a, b| base_name(&a.0.path).cmp(base_name(&b.0.path)));
     let mut findings = Vec::new();
-    let mut metadata: Vec<(String, MetaValue)> = Vec::new();
-    let mut meta_file = Vec::new();
+    let mut meta = Metadata::new(files.len());
     let mut tensors = Vec::new();
     let mut infos = Vec::new();
-    let mut keys = HashSet::new();
-    let n_files = files.len();
     for (i, (info, h)) in files.into_iter().enumerate() {
         let data_start = h.data_start();
-        metadata.reserve(h.metadata.len());
-        meta_file.reserve(h.metadata.len());
-        for (k, v) in h.metadata {
-            // A file's own keys are distinct already: only later files need the set.
-            if i == 0 || keys.insert(k.clone()) {
-                meta_file.push(i);
-                if i == 0 && n_files > 1 {
-                    keys.insert(k.clone());
-                }
-                metadata.push((k, MetaValue::Text(v)));
-            }
-        }
+        meta.add(i, h.metadata.into_iter().map(|(k, v)| (k, MetaValue::Text(v))));
         tensors.reserve(h.tensors.len());
         for t in h.tensors {
             let dtype = match t.dtype {
@@ -150,6 +164,7 @@ fn safetensors_set(
         None => check_shard_names(&infos, &mut findings),
     }
     let big_endian = vec![false; infos.len()];
+    let Metadata { metadata, meta_file, .. } = meta;
     Checkpoint { format: Format::Safetensors, files: infos, metadata, meta_file, big_endian, tensors, findings }
 }
 
@@ -304,13 +319,10 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
     files.sort_by_key(|(info, h)| (split_u64(h, "split.no").unwrap_or(u64::MAX), base_name(&info.path).to_owned()));
     let mut findings = Vec::new();
     check_split(&files, &mut findings);
-    let mut metadata: Vec<(String, MetaValue)> = Vec::new();
-    let mut meta_file = Vec::new();
+    let mut meta = Metadata::new(files.len());
     let mut big_endian = Vec::new();
     let mut tensors = Vec::new();
     let mut infos = Vec::new();
-    let mut keys = HashSet::new();
-    let n_files = files.len();
     for (i, (info, h)) in files.into_iter().enumerate() {
         let data_start = h.data_start;
         big_endian.push(h.big_endian);
@@ -334,22 +346,12 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
                 data,
             });
         }
-        metadata.reserve(h.metadata.len());
-        meta_file.reserve(h.metadata.len());
-        for (k, v) in h.metadata {
-            // A file's own keys are distinct already: only later files need the set.
-            if i == 0 || keys.insert(k.clone()) {
-                meta_file.push(i);
-                if i == 0 && n_files > 1 {
-                    keys.insert(k.clone());
-                }
-                metadata.push((k, MetaValue::Gguf(v)));
-            }
-        }
+        meta.add(i, h.metadata.into_iter().map(|(k, v)| (k, MetaValue::Gguf(v))));
         findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));
         infos.push(info);
     }
     duplicate_names(&tensors, &infos, &mut findings);
+    let Metadata { metadata, meta_file, .. } = meta;
     let mut cp = Checkpoint { format: Format::Gguf, files: infos, metadata, meta_file, big_endian, tensors, findings };
     let naming = naming::check(&cp);
     cp.findings.extend(naming);

@@ -55,7 +55,8 @@ pub async fn open_sources(
         progress(OpenProgress { files_done: done, files, bytes_read: j.bytes_fed() });
     })
     .await?;
-    progress(OpenProgress { files_done: total, files: total, bytes_read: 0 });
+    let bytes_read = sources.iter().map(Source::bytes_read).sum();
+    progress(OpenProgress { files_done: total, files: total, bytes_read });
     let sources = aligned(&cp, &sources);
     Ok((cp, sources))
 }

@@ -181,15 +181,7 @@ mod native {
                 data: Err(tensorscope::engine::model::Lost::NoSize),
             })
             .collect();
-        let cp = Checkpoint {
-            format: Format::Gguf,
-            files: vec![],
-            metadata: vec![],
-            meta_file: vec![],
-            big_endian: vec![],
-            tensors,
-            findings: vec![],
-        };
+        let cp = Checkpoint { tensors, ..Checkpoint::empty(Format::Gguf) };
         writeln!(out, "viewer table  {n} tensors").unwrap();
         for (col, label) in [(Column::Name, "name"), (Column::Dtype, "dtype"), (Column::Params, "params")] {
             let (med, _) = time(5, || {

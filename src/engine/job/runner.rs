@@ -143,7 +143,17 @@ impl<J: Job> Runner<J> {
 pub fn run<J: Job>(
     job: J,
     lens: Vec<u64>,
+    read: impl FnMut(usize, ByteRange) -> Result<Vec<u8>, String>,
+) -> Result<J::Output, RunError> {
+    run_draining(job, lens, read, |_| Ok(()))
+}
+
+/// [`run`], with `drain(job)` after every feed (to write a job's output out as it goes).
+pub fn run_draining<J: Job>(
+    job: J,
+    lens: Vec<u64>,
     mut read: impl FnMut(usize, ByteRange) -> Result<Vec<u8>, String>,
+    mut drain: impl FnMut(&mut J) -> Result<(), String>,
 ) -> Result<J::Output, RunError> {
     let mut r = Runner::new(job, lens);
     loop {
@@ -152,7 +162,7 @@ pub fn run<J: Job>(
                 let bytes = read(file, range).map_err(RunError::Read)?;
                 r.fill(file, range, bytes)?;
             }
-            Poll::Fed => {}
+            Poll::Fed => drain(r.job_mut()).map_err(RunError::Read)?,
             Poll::Done(out) => return Ok(out),
         }
     }
