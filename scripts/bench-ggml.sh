@@ -20,7 +20,7 @@ if [ ! -d "llama_cpp_python-$version" ]; then
   tar xzf "llama_cpp_python-$version.tar.gz"
 fi
 g="llama_cpp_python-$version/vendor/llama.cpp/ggml"
-if [ ! -x deq ]; then
+if [ ! -x deq ] || [ "$root/scripts/bench/ggml_dequant.c" -nt deq ]; then
   echo "[bench-ggml] building ggml's dequantization" >&2
   gcc -O3 -march=native -I"$g/include" -I"$g/src" -c "$g/src/ggml-quants.c" -o quants.o
   gcc -O3 -march=native -I"$g/include" -I"$g/src" -c "$root/scripts/bench/ggml_dequant.c" -o harness.o

@@ -246,4 +246,22 @@ fn threads_give_the_sequential_result_to_the_bit() {
     assert_eq!(HistReport::new(t, &sink.values, 32, None).to_text(), one, "the browser's sequential job");
     let check = ["check", p, "--sha256", "--scan", "--json"];
     assert_eq!(with("3", &check), with("1", &check));
+
+    // Block types counted by group join as exactly: Q4_K (12) and IQ4_XS (23), 5 MB each.
+    for (ggml_type, block_bytes) in [(12u32, 144usize), (23, 136)] {
+        let blocks = 36_000usize;
+        let mut g = Gguf::header(3, 1, 0);
+        g.tensor("w", &[256 * blocks as u64], ggml_type, 0).pad(32);
+        for _ in 0..blocks * block_bytes / 2 {
+            let r = rng.next();
+            g.raw(&[r as u8, (r >> 8) as u8 & 0x3b]);
+        }
+        let path = dir.join(format!("w{ggml_type}.gguf"));
+        std::fs::write(&path, g.build()).unwrap();
+        let p = path.to_str().unwrap();
+        let hist = ["hist", p, "--tensor", "w", "--bins", "32", "--json"];
+        let one = with("1", &hist);
+        assert!(one.contains("\"count\": 9216000"), "{one}");
+        assert_eq!(with("3", &hist), one, "type {ggml_type}");
+    }
 }

@@ -2,10 +2,15 @@
 //! 8- and 16-bit integers, BOOL), stored codes are counted and each distinct code is converted
 //! and binned once, not each element. Counts are integers, so parts read in any order merge
 //! exactly; the statistics are taken from the counts in `f64`.
+//!
+//! Block types with few codes per group of values (Q4_K, IQ4_XS, MXFP4, …) are counted by
+//! (group, code) instead ([`add_groups`]): each group's distinct values are converted and binned
+//! once, and their statistics are folded per piece like decoded values'.
 
+use super::decode::groups::Group;
 use super::decode::BlockCodec;
 use super::histogram::Histogram;
-use super::stats::Stats;
+use super::stats::{Stats, F32_SUMS_LIMIT};
 
 /// Counts of the stored codes of one elementwise 1- or 2-byte type.
 #[derive(Clone)]
@@ -69,10 +74,262 @@ impl CodeCounts {
     }
 }
 
+/// Count `groups` into `h`: each group's distinct values into the fine buckets, and their
+/// statistics into the piece being read. Equal to decoding the groups' elements and adding them
+/// (buckets, counts and extremes exactly; moments to the same rounding as [`Stats::of`]).
+#[allow(clippy::needless_range_loop)] // lanes index several arrays alike
+pub fn add_groups(h: &mut Histogram, groups: &[Group]) {
+    let mut acc = Moments::default();
+    let fine = h.fine_mut();
+    for g in groups {
+        let mut v = [0f32; 16];
+        for i in 0..16 {
+            v[i] = g.a * g.table[i] + g.b;
+        }
+        for i in 0..16 {
+            fine[(v[i].to_bits() >> 16) as usize] += u64::from(g.counts[i]);
+        }
+        // Tables hold magnitudes under 128: these bounds keep every value, and the sums of
+        // their squares, finite in `f32`.
+        if g.a.abs() < F32_SUMS_LIMIT / 256.0 && g.b.abs() < F32_SUMS_LIMIT {
+            acc.finite_group(&v, &g.counts);
+        } else {
+            acc.odd_group(&v, &g.counts);
+        }
+    }
+    h.add_stats_to_piece(&acc.stats());
+}
+
+/// Groups summed in `f32` lanes before their sums move to `f64`: as few values per lane as
+/// [`Stats::of`] sums in `f32`.
+const GROUPS_PER_RUN: u32 = 4;
+
+/// Statistics of groups, as [`Stats::of`] gathers them: sums relative to a shift (the first
+/// value seen), in sixteen `f32` lanes over a short run of groups, in `f64` across runs.
+struct Moments {
+    stats: Stats,
+    shift: Option<f32>,
+    sum: f64,
+    sq: f64,
+    run: u32,
+    s: [f32; 4],
+    q: [f32; 4],
+    lo: [f32; 4],
+    hi: [f32; 4],
+    n: [i32; 4],
+    zero: [i32; 4],
+}
+
+impl Default for Moments {
+    fn default() -> Self {
+        Moments {
+            stats: Stats::default(),
+            shift: None,
+            sum: 0.0,
+            sq: 0.0,
+            run: 0,
+            s: [0.0; 4],
+            q: [0.0; 4],
+            lo: [f32::INFINITY; 4],
+            hi: [f32::NEG_INFINITY; 4],
+            n: [0; 4],
+            zero: [0; 4],
+        }
+    }
+}
+
+impl Moments {
+    /// A group whose sixteen values are all finite.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
+    fn finite_group(&mut self, v: &[f32; 16], counts: &[u16; 16]) {
+        let shift = *self.shift.get_or_insert_with(|| first_counted(v, counts).unwrap_or(0.0));
+        // Branch-free, in sixteen lanes folded to four: few enough registers to keep the
+        // accumulators out of memory.
+        let (mut s, mut q, mut lo, mut hi, mut n, mut zero) =
+            ([0f32; 16], [0f32; 16], [0f32; 16], [0f32; 16], [0i32; 16], [0i32; 16]);
+        for i in 0..16 {
+            // Counts are at most a block's elements: exact as i32 (which converts in one step).
+            let c = i32::from(counts[i]);
+            let d = v[i] - shift;
+            s[i] = c as f32 * d;
+            q[i] = s[i] * d;
+            lo[i] = if c > 0 { v[i] } else { f32::INFINITY };
+            hi[i] = if c > 0 { v[i] } else { f32::NEG_INFINITY };
+            n[i] = c;
+            zero[i] = if v[i] == 0.0 { c } else { 0 };
+        }
+        for i in 0..4 {
+            self.s[i] += (s[i] + s[i + 4]) + (s[i + 8] + s[i + 12]);
+            self.q[i] += (q[i] + q[i + 4]) + (q[i + 8] + q[i + 12]);
+            let l = min4(min4(lo[i], lo[i + 4]), min4(lo[i + 8], lo[i + 12]));
+            let h = max4(max4(hi[i], hi[i + 4]), max4(hi[i + 8], hi[i + 12]));
+            self.lo[i] = min4(self.lo[i], l);
+            self.hi[i] = max4(self.hi[i], h);
+            self.n[i] += (n[i] + n[i + 4]) + (n[i + 8] + n[i + 12]);
+            self.zero[i] += (zero[i] + zero[i + 4]) + (zero[i + 8] + zero[i + 12]);
+        }
+        self.run += 1;
+        if self.run == GROUPS_PER_RUN {
+            self.end_run();
+        }
+    }
+
+    /// Move the run's `f32` sums to `f64`.
+    fn end_run(&mut self) {
+        self.sum += f64::from((self.s[0] + self.s[2]) + (self.s[1] + self.s[3]));
+        self.sq += f64::from((self.q[0] + self.q[2]) + (self.q[1] + self.q[3]));
+        self.s = [0.0; 4];
+        self.q = [0.0; 4];
+        self.run = 0;
+    }
+
+    /// A group whose scale or offset is large or not finite: value by value, in `f64`.
+    #[cold]
+    fn odd_group(&mut self, v: &[f32; 16], counts: &[u16; 16]) {
+        for (&x, &c) in v.iter().zip(counts).filter(|(_, &c)| c > 0) {
+            let c64 = u64::from(c);
+            self.stats.count += c64;
+            if x.is_nan() {
+                self.stats.nan += c64;
+            } else if x == f32::INFINITY {
+                self.stats.pos_inf += c64;
+            } else if x == f32::NEG_INFINITY {
+                self.stats.neg_inf += c64;
+            } else {
+                let shift = *self.shift.get_or_insert(x);
+                let d = f64::from(x) - f64::from(shift);
+                self.sum += c as f64 * d;
+                self.sq += c as f64 * d * d;
+                self.stats.finite += c64;
+                self.stats.zero += if x == 0.0 { c64 } else { 0 };
+                self.stats.min = self.stats.min.min(f64::from(x));
+                self.stats.max = self.stats.max.max(f64::from(x));
+            }
+        }
+    }
+
+    /// The statistics gathered (mean and M2 from the shifted sums).
+    fn stats(mut self) -> Stats {
+        self.end_run();
+        let n = self.n.iter().map(|&x| x as u64).sum::<u64>();
+        self.stats.count += n;
+        self.stats.finite += n;
+        self.stats.zero += self.zero.iter().map(|&x| x as u64).sum::<u64>();
+        self.stats.min = self.stats.min.min(f64::from(self.lo.iter().copied().fold(f32::INFINITY, f32::min)));
+        self.stats.max = self.stats.max.max(f64::from(self.hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)));
+        if self.stats.finite > 0 {
+            let n = self.stats.finite as f64;
+            let mean_shifted = self.sum / n;
+            self.stats.mean = f64::from(self.shift.unwrap_or(0.0)) + mean_shifted;
+            self.stats.m2 = (self.sq - self.sum * mean_shifted).max(0.0);
+        }
+        self.stats
+    }
+}
+
+/// The value of the first code a group holds.
+fn first_counted(v: &[f32; 16], counts: &[u16; 16]) -> Option<f32> {
+    v.iter().zip(counts).find(|(_, &c)| c > 0).map(|(&x, _)| x)
+}
+
+/// The smaller of two non-NaN values, as a select the compiler vectorises.
+#[inline(always)]
+fn min4(a: f32, b: f32) -> f32 {
+    if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// The larger of two non-NaN values.
+#[inline(always)]
+fn max4(a: f32, b: f32) -> f32 {
+    if b > a {
+        b
+    } else {
+        a
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::decode::ggml;
+
+    /// Random whole blocks of `codec`; with `tame`, f16 fields stay small and finite.
+    fn random_blocks(codec: &BlockCodec, blocks: usize, seed: &mut u64, tame: bool) -> Vec<u8> {
+        let mut b: Vec<u8> = (0..codec.block_bytes * blocks)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                (*seed >> 24) as u8
+            })
+            .collect();
+        if tame {
+            for x in b.iter_mut().skip(1).step_by(2) {
+                *x &= 0x3b;
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn group_counts_give_the_value_histogram() {
+        use crate::engine::decode::iquants;
+        use crate::engine::job::{HistogramSink, Sink};
+        let grouped = [
+            ggml::Q4_0,
+            ggml::Q4_1,
+            ggml::Q2_K,
+            ggml::Q3_K,
+            ggml::Q4_K,
+            ggml::TQ1_0,
+            ggml::TQ2_0,
+            ggml::MXFP4,
+            ggml::NVFP4,
+            ggml::Q1_0,
+            ggml::Q2_0,
+            iquants::IQ4_NL,
+            iquants::IQ4_XS,
+        ];
+        let mut seed = 0x853c_49e6_748f_ea9bu64;
+        for codec in grouped {
+            for tame in [true, false] {
+                let bytes = random_blocks(&codec, 700, &mut seed, tame);
+                let mut values = vec![0f32; 700 * codec.block_elems];
+                (codec.decode)(&bytes, &mut values);
+                let mut by_value = Histogram::default();
+                by_value.add(&values);
+                let mut sink = HistogramSink::new(&codec, false);
+                assert!(!sink.wants_values());
+                for piece in bytes.chunks(codec.block_bytes * 97) {
+                    sink.raw(piece);
+                    sink.piece_done();
+                }
+                sink.finish();
+                let (a, b) = (&sink.values.stats, &by_value.stats);
+                let what = format!("{} bytes per block, tame {tame}", codec.block_bytes);
+                assert_eq!(
+                    (a.count, a.finite, a.nan, a.pos_inf, a.neg_inf, a.zero, a.min, a.max),
+                    (b.count, b.finite, b.nan, b.pos_inf, b.neg_inf, b.zero, b.min, b.max),
+                    "{what}"
+                );
+                assert_eq!(sink.values.bins(64), by_value.bins(64), "{what}");
+                // The moments agree with the exact ones, in f64, as closely as summing values does.
+                let finite: Vec<f64> = values.iter().filter(|v| v.is_finite()).map(|&v| f64::from(v)).collect();
+                let mean = finite.iter().sum::<f64>() / finite.len() as f64;
+                let std = (finite.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / finite.len() as f64).sqrt();
+                let scale = std.max(mean.abs()).max(f64::MIN_POSITIVE);
+                for (h, name) in [(a, "groups"), (b, "values")] {
+                    assert!((h.mean - mean).abs() <= 1e-5 * scale, "{what} {name} mean {} vs {mean}", h.mean);
+                    assert!((h.std() - std).abs() <= 1e-5 * scale, "{what} {name} std {} vs {std}", h.std());
+                }
+            }
+        }
+    }
 
     #[test]
     fn code_counts_give_the_value_histogram() {

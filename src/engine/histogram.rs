@@ -64,6 +64,18 @@ impl Histogram {
         self.fine[(v.to_bits() >> 16) as usize] += n;
     }
 
+    /// Add statistics gathered elsewhere to the piece being read (their values' buckets are
+    /// counted with [`Histogram::count`] or [`Histogram::fine_mut`]).
+    pub fn add_stats_to_piece(&mut self, stats: &Stats) {
+        self.piece.merge(stats);
+    }
+
+    /// The fine buckets, indexed by the top 16 bits of a value, to count into directly.
+    pub fn fine_mut(&mut self) -> &mut [u64; FINE] {
+        self.buckets();
+        (&mut self.fine[..]).try_into().expect("FINE buckets")
+    }
+
     /// The fine buckets, allocated on first use.
     fn buckets(&mut self) {
         if self.fine.is_empty() {
@@ -80,9 +92,9 @@ impl Histogram {
     /// Count `values`, part of the piece being read.
     pub fn add_to_piece(&mut self, values: &[f32]) {
         self.piece.merge(&Stats::of(values));
-        self.buckets();
+        let fine = self.fine_mut();
         for &v in values {
-            self.fine[(v.to_bits() >> 16) as usize] += 1;
+            fine[(v.to_bits() >> 16) as usize] += 1;
         }
     }
 

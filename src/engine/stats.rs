@@ -1,5 +1,15 @@
 //! Summary statistics over decoded values, mergeable chunk by chunk.
 
+/// The largest magnitude summed in `f32` lanes: squared deviations of such values, a run's worth
+/// (and a block group's counts) at a time, stay far below `f32::MAX`. Larger values are summed
+/// in `f64`.
+pub const F32_SUMS_LIMIT: f32 = 1e15;
+
+/// Whether `v` is finite and small enough to sum in `f32` lanes (false for NaN).
+fn summable(v: f32) -> bool {
+    v.abs() <= F32_SUMS_LIMIT
+}
+
 /// Counts, extremes, mean and spread of a set of `f32` values; moments over finite values only.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stats {
@@ -36,65 +46,68 @@ impl Default for Stats {
 }
 
 impl Stats {
-    /// Statistics of `values`, in one pass: sums are taken relative to the first finite
-    /// value (a shift that keeps the variance stable however large the mean), in eight
-    /// independent `f64` lanes the compiler can vectorise.
+    /// Statistics of `values`, in one pass: sums are taken relative to the first value (a
+    /// shift that keeps the variance stable however large the mean), in four `f32` lanes over
+    /// runs of 32 values (eight per lane: relative error about 5e-7 per run) carried in `f64`
+    /// between runs, so the loop vectorises and error does not build up. A slice holding NaN
+    /// or infinities is counted value by value.
     pub fn of(values: &[f32]) -> Stats {
-        let non_finite = values.iter().filter(|v| !v.is_finite()).count();
-        if non_finite > 0 {
-            let mut s = Stats::of_finite(&values.iter().copied().filter(|v| v.is_finite()).collect::<Vec<_>>());
-            s.count += non_finite as u64;
-            for &v in values.iter().filter(|v| !v.is_finite()) {
-                match v {
-                    f32::INFINITY => s.pos_inf += 1,
-                    f32::NEG_INFINITY => s.neg_inf += 1,
-                    _ => s.nan += 1,
-                }
-            }
-            return s;
+        match Stats::of_finite(values) {
+            Some(s) => s,
+            None => Stats::of_mixed(values),
         }
-        Stats::of_finite(values)
     }
 
-    /// [`Stats::of`] for values known to be finite. Sums of deviations from the first value are
-    /// taken in eight `f32` lanes over runs of 64 values (relative error about 5e-7 per run) and
-    /// carried in `f64` between runs, so the loop vectorises and error does not build up.
-    fn of_finite(values: &[f32]) -> Stats {
-        const LANES: usize = 8;
-        const RUN: usize = 64;
+    /// [`Stats::of`] when every value is finite and below [`F32_SUMS_LIMIT`] in magnitude;
+    /// `None` otherwise.
+    fn of_finite(values: &[f32]) -> Option<Stats> {
+        use wide::f32x4;
+        /// Values per run: eight per lane.
+        const RUN: usize = 32;
         let Some(&first) = values.first() else {
-            return Stats::default();
+            return Some(Stats::default());
         };
-        let (mut lo, mut hi) = ([first; LANES], [first; LANES]);
-        let (mut sum, mut sq) = (0f64, 0f64);
+        let shift = f32x4::splat(first);
+        let limit = f32x4::splat(F32_SUMS_LIMIT);
+        let (mut lo, mut hi) = (shift, shift);
+        let mut finite = f32x4::splat(0.0).simd_eq(f32x4::splat(0.0));
+        let (mut sum, mut sq, mut zeros) = (0f64, 0f64, 0u64);
         let mut runs = values.chunks_exact(RUN);
         for run in &mut runs {
-            let (mut s, mut q) = ([0f32; LANES], [0f32; LANES]);
-            for c in run.chunks_exact(LANES) {
-                for i in 0..LANES {
-                    let v = c[i];
-                    lo[i] = if v < lo[i] { v } else { lo[i] };
-                    hi[i] = if v > hi[i] { v } else { hi[i] };
-                    let d = v - first;
-                    s[i] += d;
-                    q[i] += d * d;
-                }
+            let (mut s, mut q, mut z) = (f32x4::ZERO, f32x4::ZERO, f32x4::ZERO);
+            for c in run.as_chunks::<4>().0 {
+                let v = f32x4::new(*c);
+                lo = lo.fast_min(v);
+                hi = hi.fast_max(v);
+                finite &= v.abs().simd_le(limit);
+                z += v.simd_eq(f32x4::ZERO) & f32x4::ONE;
+                let d = v - shift;
+                s += d;
+                q += d * d;
             }
-            sum += s.iter().map(|&x| f64::from(x)).sum::<f64>();
-            sq += q.iter().map(|&x| f64::from(x)).sum::<f64>();
+            sum += f64::from(s.reduce_add());
+            sq += f64::from(q.reduce_add());
+            zeros += z.reduce_add() as u64;
         }
-        let zeros = values.iter().filter(|&&v| v == 0.0).count() as u64;
+        if !finite.all() || !summable(first) {
+            return None;
+        }
+        let (lo, hi) = (lo.to_array(), hi.to_array());
         let (mut min, mut max) = (lo.iter().copied().fold(first, f32::min), hi.iter().copied().fold(first, f32::max));
         for &v in runs.remainder() {
+            if !summable(v) {
+                return None;
+            }
             min = min.min(v);
             max = max.max(v);
+            zeros += u64::from(v == 0.0);
             let d = f64::from(v) - f64::from(first);
             sum += d;
             sq += d * d;
         }
         let n = values.len() as f64;
         let mean_shifted = sum / n;
-        Stats {
+        Some(Stats {
             count: values.len() as u64,
             finite: values.len() as u64,
             zero: zeros,
@@ -103,7 +116,39 @@ impl Stats {
             mean: f64::from(first) + mean_shifted,
             m2: (sq - sum * mean_shifted).max(0.0),
             ..Stats::default()
+        })
+    }
+
+    /// [`Stats::of`] for values with NaN, infinities or magnitudes whose squares `f32` cannot
+    /// sum: value by value, in `f64`.
+    #[cold]
+    fn of_mixed(values: &[f32]) -> Stats {
+        let mut s = Stats::default();
+        let (mut shift, mut sum, mut sq) = (None, 0f64, 0f64);
+        for &v in values {
+            match v {
+                _ if v.is_nan() => s.nan += 1,
+                f32::INFINITY => s.pos_inf += 1,
+                f32::NEG_INFINITY => s.neg_inf += 1,
+                _ => {
+                    let v = f64::from(v);
+                    let d = v - *shift.get_or_insert(v);
+                    sum += d;
+                    sq += d * d;
+                    s.finite += 1;
+                    s.zero += u64::from(v == 0.0);
+                    s.min = s.min.min(v);
+                    s.max = s.max.max(v);
+                }
+            }
         }
+        s.count = values.len() as u64;
+        if s.finite > 0 {
+            let mean_shifted = sum / s.finite as f64;
+            s.mean = shift.unwrap_or(0.0) + mean_shifted;
+            s.m2 = (sq - sum * mean_shifted).max(0.0);
+        }
+        s
     }
 
     /// Statistics of values given as `(value, count)` pairs (each value once), in `f64`: two
@@ -186,6 +231,14 @@ mod tests {
             (values.iter().map(|&v| (f64::from(v) - m).powi(2)).sum::<f64>() / 1000.0).sqrt()
         };
         assert!((whole.std() - direct).abs() < 1e-9);
+    }
+
+    #[test]
+    fn values_too_large_for_f32_sums_are_summed_in_f64() {
+        let values: Vec<f32> = (0..100).map(|i| if i % 2 == 0 { 3e30 } else { -3e30 }).collect();
+        let s = Stats::of(&values);
+        assert_eq!((s.count, s.finite, s.min, s.max), (100, 100, f64::from(-3e30f32), f64::from(3e30f32)));
+        assert!(s.mean.abs() < 1e15 && (s.std() / f64::from(3e30f32) - 1.0).abs() < 1e-12, "{s:?}");
     }
 
     #[test]

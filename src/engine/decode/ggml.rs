@@ -4,7 +4,7 @@
 //! Each decoder follows ggml's `dequantize_row_*` (and gguf-py's numpy port of it) operation
 //! for operation, so results agree bit for bit.
 
-use super::{bf16_le, f16_le, f32_le, iquants, BlockCodec};
+use super::{bf16_le, f16_le, f32_le, groups, iquants, BlockCodec};
 use crate::engine::gguf::GgmlType;
 
 /// The codec of GGML type `t`, when Tensorscope can decode it.
@@ -78,6 +78,7 @@ macro_rules! scalar_codec {
                 }
             },
             scales: None,
+            groups: None,
         };
     };
 }
@@ -105,6 +106,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<18, 0>),
+    groups: Some(groups::q4_0),
 };
 
 /// `d, m: f16, qs: [u8; 16]`: `q * d + m`.
@@ -121,6 +123,7 @@ pub const Q4_1: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<20, 0>),
+    groups: Some(groups::q4_1),
 };
 
 /// The fifth bits of Q5 element `j` and `j + 16`, from the 32-bit `qh`.
@@ -145,6 +148,7 @@ pub const Q5_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<22, 0>),
+    groups: None,
 };
 
 /// `d, m: f16, qh: u32, qs: [u8; 16]`: 5-bit `q * d + m`.
@@ -163,6 +167,7 @@ pub const Q5_1: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<24, 0>),
+    groups: None,
 };
 
 /// Q8_0 and Q8_1: an f16 `d` leads each block, the 32 `i8` quants start at byte `QS`: `q * d`.
@@ -176,12 +181,22 @@ fn decode_q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
 }
 
 /// `d: f16, qs: [i8; 32]`: `q * d`.
-pub const Q8_0: BlockCodec =
-    BlockCodec { block_elems: 32, block_bytes: 34, decode: decode_q8::<34, 2>, scales: Some(scales_f16_at::<34, 0>) };
+pub const Q8_0: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 34,
+    decode: decode_q8::<34, 2>,
+    scales: Some(scales_f16_at::<34, 0>),
+    groups: None,
+};
 
 /// `d, s: f16, qs: [i8; 32]` (`s = d * Σq`, ggml's activation format): `q * d`.
-pub const Q8_1: BlockCodec =
-    BlockCodec { block_elems: 32, block_bytes: 36, decode: decode_q8::<36, 4>, scales: Some(scales_f16_at::<36, 0>) };
+pub const Q8_1: BlockCodec = BlockCodec {
+    block_elems: 32,
+    block_bytes: 36,
+    decode: decode_q8::<36, 4>,
+    scales: Some(scales_f16_at::<36, 0>),
+    groups: None,
+};
 
 /// `scales: [u8; 16], qs: [u8; 64], d, dmin: f16`: 2-bit `(d·sc) q − dmin·m` per 16 values.
 pub const Q2_K: BlockCodec = BlockCodec {
@@ -209,10 +224,11 @@ pub const Q2_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<84, 80>),
+    groups: Some(groups::q2_k),
 };
 
 /// The sixteen signed 6-bit scales of a Q3_K block, unpacked from 12 bytes.
-fn q3k_scales(raw: &[u8]) -> [i8; 16] {
+pub(super) fn q3k_scales(raw: &[u8]) -> [i8; 16] {
     let word = |i: usize| u32::from_le_bytes([raw[4 * i], raw[4 * i + 1], raw[4 * i + 2], raw[4 * i + 3]]);
     let (a0, a1, tmp) = (word(0), word(1), word(2));
     const LOW4: u32 = 0x0f0f_0f0f;
@@ -263,11 +279,12 @@ pub const Q3_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<110, 108>),
+    groups: Some(groups::q3_k),
 };
 
 /// Scale and min `j` (6 bits each) of the 12 packed bytes of Q4_K and Q5_K.
 #[inline(always)]
-fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+pub(super) fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     if j < 4 {
         (q[j] & 63, q[j + 4] & 63)
     } else {
@@ -298,6 +315,7 @@ pub const Q4_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<144, 0>),
+    groups: Some(groups::q4_k),
 };
 
 /// `d, dmin: f16, scales: [u8; 12], qh: [u8; 32], qs: [u8; 128]`: 5-bit `(d·sc) q − dmin·m`.
@@ -326,6 +344,7 @@ pub const Q5_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<176, 0>),
+    groups: None,
 };
 
 /// `ql: [u8; 128], qh: [u8; 64], scales: [i8; 16], d: f16`: 6-bit `(d·sc) (q − 32)`.
@@ -356,6 +375,7 @@ pub const Q6_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<210, 208>),
+    groups: None,
 };
 
 /// `d: f32, qs: [i8; 256], bsums: [i16; 16]` (ggml's activation format): `d * q`.
@@ -371,11 +391,12 @@ pub const Q8_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(|src, out| out.extend(src.chunks_exact(292).map(f32_le))),
+    groups: None,
 };
 
 /// Ternary digit `n` (0..5) of a base-3 packed byte, as ggml extracts it: `((q·3ⁿ mod 256)·3) >> 8`.
 #[inline(always)]
-fn trit(q: u8, n: usize) -> i32 {
+pub(super) fn trit(q: u8, n: usize) -> i32 {
     const POW3: [u8; 6] = [1, 3, 9, 27, 81, 243];
     ((u16::from(q.wrapping_mul(POW3[n])) * 3) >> 8) as i32
 }
@@ -406,6 +427,7 @@ pub const TQ1_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<54, 52>),
+    groups: Some(groups::tq1_0),
 };
 
 /// `qs: [u8; 64], d: f16`: 2-bit ternary `(q − 1) * d`.
@@ -426,6 +448,7 @@ pub const TQ2_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<66, 64>),
+    groups: Some(groups::tq2_0),
 };
 
 /// E2M1 values, doubled (ggml's `kvalues_mxfp4`); the scales carry the factor ½.
@@ -433,7 +456,7 @@ const FP4_DOUBLED: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -
 
 /// Half of an E8M0 scale `2^(e − 127)`, as ggml computes it (no NaN for 255).
 #[inline(always)]
-fn e8m0_half(e: u8) -> f32 {
+pub(super) fn e8m0_half(e: u8) -> f32 {
     f32::from_bits(if e < 2 { 0x0020_0000 << e } else { u32::from(e - 1) << 23 })
 }
 
@@ -451,11 +474,12 @@ pub const MXFP4: BlockCodec = BlockCodec {
         })
     },
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
+    groups: Some(groups::mxfp4),
 };
 
 /// Half of an unsigned E4M3 scale, as ggml computes it (bit 7 ignored; 0x7f reads as 0).
 #[inline(always)]
-fn ue4m3_half(x: u8) -> f32 {
+pub(super) fn ue4m3_half(x: u8) -> f32 {
     if x == 0 || x == 0x7f {
         return 0.0;
     }
@@ -485,6 +509,7 @@ pub const NVFP4: BlockCodec = BlockCodec {
             out.extend(b[..4].iter().map(|&x| 2.0 * ue4m3_half(x)));
         }
     }),
+    groups: Some(groups::nvfp4),
 };
 
 /// `d: f16, qs: [u8; 16]`: one sign bit per value, `±d`.
@@ -500,6 +525,7 @@ pub const Q1_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<18, 0>),
+    groups: Some(groups::q1_0),
 };
 
 /// `d: f16, qs: [u8; 16]`: 2-bit codes, `(q − 1) * d`.
@@ -516,6 +542,7 @@ pub const Q2_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<18, 0>),
+    groups: Some(groups::q2_0),
 };
 
 #[cfg(test)]

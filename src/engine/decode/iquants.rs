@@ -10,7 +10,7 @@
 use super::iq_tables::{
     IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS, KVALUES_IQ4NL,
 };
-use super::{f16_le, BlockCodec};
+use super::{f16_le, groups, BlockCodec};
 
 /// Elements in a super-block (ggml's `QK_K`).
 const QK_K: usize = 256;
@@ -35,6 +35,7 @@ pub const IQ1_S: BlockCodec = BlockCodec {
     block_bytes: IQ1_S_BYTES,
     decode: |src, dst| each_block(src, dst, iq1_s_block),
     scales: Some(leading_f16_scales::<IQ1_S_BYTES>),
+    groups: None,
 };
 
 /// IQ1_M (type 29): 1.75 bits per weight; `d` is assembled from the top nibbles of the scales.
@@ -43,6 +44,7 @@ pub const IQ1_M: BlockCodec = BlockCodec {
     block_bytes: IQ1_M_BYTES,
     decode: |src, dst| each_block(src, dst, iq1_m_block),
     scales: Some(|src, out| out.extend(src.as_chunks::<IQ1_M_BYTES>().0.iter().map(iq1_m_scale))),
+    groups: None,
 };
 
 /// IQ2_XXS (type 16): 2.0625 bits per weight.
@@ -51,6 +53,7 @@ pub const IQ2_XXS: BlockCodec = BlockCodec {
     block_bytes: IQ2_XXS_BYTES,
     decode: |src, dst| each_block(src, dst, iq2_xxs_block),
     scales: Some(leading_f16_scales::<IQ2_XXS_BYTES>),
+    groups: None,
 };
 
 /// IQ2_XS (type 17): 2.3125 bits per weight.
@@ -59,6 +62,7 @@ pub const IQ2_XS: BlockCodec = BlockCodec {
     block_bytes: IQ2_XS_BYTES,
     decode: |src, dst| each_block(src, dst, iq2_xs_block),
     scales: Some(leading_f16_scales::<IQ2_XS_BYTES>),
+    groups: None,
 };
 
 /// IQ2_S (type 22): 2.5625 bits per weight.
@@ -67,6 +71,7 @@ pub const IQ2_S: BlockCodec = BlockCodec {
     block_bytes: IQ2_S_BYTES,
     decode: |src, dst| each_block(src, dst, iq2_s_block),
     scales: Some(leading_f16_scales::<IQ2_S_BYTES>),
+    groups: None,
 };
 
 /// IQ3_XXS (type 18): 3.0625 bits per weight.
@@ -75,6 +80,7 @@ pub const IQ3_XXS: BlockCodec = BlockCodec {
     block_bytes: IQ3_XXS_BYTES,
     decode: |src, dst| each_block(src, dst, iq3_xxs_block),
     scales: Some(leading_f16_scales::<IQ3_XXS_BYTES>),
+    groups: None,
 };
 
 /// IQ3_S (type 21): 3.4375 bits per weight.
@@ -83,6 +89,7 @@ pub const IQ3_S: BlockCodec = BlockCodec {
     block_bytes: IQ3_S_BYTES,
     decode: |src, dst| each_block(src, dst, iq3_s_block),
     scales: Some(leading_f16_scales::<IQ3_S_BYTES>),
+    groups: None,
 };
 
 /// IQ4_NL (type 20): 32 values on the non-linear 4-bit grid with one `f16` scale.
@@ -91,6 +98,7 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
     block_bytes: IQ4_NL_BYTES,
     decode: |src, dst| each_block(src, dst, iq4_nl_block),
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
+    groups: Some(groups::iq4_nl),
 };
 
 /// IQ4_XS (type 23): IQ4_NL's grid in super-blocks with 6-bit sub-block scales.
@@ -99,6 +107,7 @@ pub const IQ4_XS: BlockCodec = BlockCodec {
     block_bytes: IQ4_XS_BYTES,
     decode: |src, dst| each_block(src, dst, iq4_xs_block),
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
+    groups: Some(groups::iq4_xs),
 };
 
 /// Run `block` over every whole block of `src` and its `E` outputs in `dst`. A trailing partial

@@ -5,6 +5,7 @@
 //! bit for bit (gguf-py, which agrees with ggml's C code; ggml's own code for the rest).
 
 pub mod ggml;
+pub mod groups;
 pub mod iq_tables;
 pub mod iquants;
 pub mod st_dtypes;
@@ -25,6 +26,9 @@ pub struct BlockCodec {
     pub decode: DecodeFn,
     /// The block's scale values (e.g. `d`; for k-quants the super-block `d`), appended to `out`.
     pub scales: Option<ScalesFn>,
+    /// The blocks as groups of counted codes, for types whose groups hold fewer distinct codes
+    /// than elements ([`groups`]).
+    pub groups: Option<groups::GroupsFn>,
 }
 
 /// An `f16` stored little-endian at `b[0..2]`, as `f32`.

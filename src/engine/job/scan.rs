@@ -2,7 +2,8 @@
 //! NaN/Inf scan of every tensor built on it.
 
 use super::{Job, JobStep, Need, Progress};
-use crate::engine::codes::CodeCounts;
+use crate::engine::codes::{add_groups, CodeCounts};
+use crate::engine::decode::groups::{Group, GroupsFn};
 use crate::engine::decode::{codec_for, BlockCodec};
 use crate::engine::histogram::Histogram;
 use crate::engine::model::{Checkpoint, Lost, Tensor};
@@ -12,6 +13,8 @@ use crate::engine::step::FeedError;
 
 /// Values decoded at a time: small enough to stay in cache.
 const BATCH_ELEMS: usize = 1 << 14;
+/// Blocks counted by group at a time: their groups stay in cache.
+const GROUP_BATCH_BLOCKS: usize = 32;
 /// Read-ahead of sequential scans.
 const SCAN_READ_AHEAD: u64 = 8 << 20;
 
@@ -129,19 +132,25 @@ impl<S: Sink> ValueScan<S> {
     }
 
     fn finish_piece(&mut self, piece: &crate::engine::plan::Piece) {
-        if !self.sink.wants_values() {
-            // Elementwise types: the bytes of exactly the values kept.
-            let bytes = if self.codec.block_elems == 1 {
-                let bb = self.codec.block_bytes;
+        let (be, bb) = (self.codec.block_elems, self.codec.block_bytes);
+        // Raw bytes go to a sink that wants them when they hold exactly the values kept: the
+        // kept elements of an elementwise type, or whole blocks kept whole.
+        let whole_blocks = piece.skip == 0 && piece.keep == piece.bytes.len() / bb as u64 * be as u64;
+        if !self.sink.wants_values() && (be == 1 || whole_blocks) {
+            let bytes = if be == 1 {
                 &self.buf[piece.skip as usize * bb..(piece.skip + piece.keep) as usize * bb]
             } else {
                 &self.buf[..]
             };
             self.sink.raw(bytes);
+            if let (true, Some(scales)) = (self.sink.wants_scales(), self.codec.scales) {
+                self.scales.clear();
+                scales(bytes, &mut self.scales);
+                self.sink.scales(&self.scales);
+            }
             self.sink.piece_done();
             return;
         }
-        let (be, bb) = (self.codec.block_elems, self.codec.block_bytes);
         let batch_blocks = (BATCH_ELEMS / be).max(1);
         // A piece is at most READ_BYTES + one block, so its counts fit a usize.
         let (mut skip, mut keep) = (piece.skip as usize, piece.keep as usize);
@@ -363,12 +372,14 @@ impl Job for NonFiniteJob {
 }
 
 /// Histograms of a tensor's values and, for block types, of its block scales. Elementwise 8- and
-/// 16-bit types are counted by stored code ([`CodeCounts`]), each distinct code converted once.
+/// 16-bit types are counted by stored code ([`CodeCounts`]), each distinct code converted once;
+/// block types with groups ([`crate::engine::decode::BlockCodec::groups`]) by group and code.
 #[derive(Debug, Default)]
 pub struct HistogramSink {
     pub values: Histogram,
     pub scales: Option<Histogram>,
     codes: Option<CodeCounts>,
+    groups: Option<Grouped>,
     /// A part read in parallel: its codes stay counts until [`HistogramSink::join`].
     part: bool,
 }
@@ -380,6 +391,7 @@ impl HistogramSink {
             values: Histogram::default(),
             scales: scales.then(Histogram::default),
             codes: CodeCounts::for_codec(codec),
+            groups: Grouped::for_codec(codec),
             part: false,
         }
     }
@@ -390,6 +402,7 @@ impl HistogramSink {
             values: Histogram::part(),
             scales: scales.then(Histogram::part),
             codes: CodeCounts::for_codec(codec),
+            groups: Grouped::for_codec(codec),
             part: true,
         }
     }
@@ -414,17 +427,25 @@ impl HistogramSink {
             Some(c) => c.histogram(),
             None => Histogram::join(values),
         };
-        HistogramSink { values, scales: want_scales.then(|| Histogram::join(scales)), codes: None, part: false }
+        HistogramSink {
+            values,
+            scales: want_scales.then(|| Histogram::join(scales)),
+            codes: None,
+            groups: None,
+            part: false,
+        }
     }
 }
 
 impl Sink for HistogramSink {
     fn wants_values(&self) -> bool {
-        self.codes.is_none()
+        self.codes.is_none() && self.groups.is_none()
     }
     fn raw(&mut self, bytes: &[u8]) {
         if let Some(c) = &mut self.codes {
             c.add(bytes);
+        } else if let Some(g) = &mut self.groups {
+            g.add(&mut self.values, bytes);
         }
     }
     fn finish(&mut self) {
@@ -449,6 +470,28 @@ impl Sink for HistogramSink {
         self.values.end_piece();
         if let Some(h) = &mut self.scales {
             h.end_piece();
+        }
+    }
+}
+
+/// Whole blocks counted by group ([`add_groups`]), a batch of blocks at a time.
+#[derive(Debug)]
+struct Grouped {
+    groups_of: GroupsFn,
+    block_bytes: usize,
+    batch: Vec<Group>,
+}
+
+impl Grouped {
+    fn for_codec(codec: &BlockCodec) -> Option<Grouped> {
+        codec.groups.map(|groups_of| Grouped { groups_of, block_bytes: codec.block_bytes, batch: Vec::new() })
+    }
+
+    fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
+        for blocks in bytes.chunks(GROUP_BATCH_BLOCKS * self.block_bytes) {
+            self.batch.clear();
+            (self.groups_of)(blocks, &mut self.batch);
+            add_groups(h, &self.batch);
         }
     }
 }
