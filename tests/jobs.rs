@@ -136,3 +136,54 @@ fn a_file_that_shrank_since_it_was_opened_is_an_error_not_short_values() {
     let e = job::run(j, lens, |_, r| Ok(short[r.start as usize..(r.end as usize).min(short.len())].to_vec()));
     assert!(matches!(e, Err(job::RunError::ShortRead { .. })), "{e:?}");
 }
+
+/// Work orders (what the CLI's threads and the browser's workers run) cross a byte boundary and
+/// merge to the sequential results, for every fixture's tensors; broken replies are refused.
+#[test]
+fn work_orders_round_trip_and_merge_to_the_sequential_result() {
+    use tensorscope::engine::hist_report::HistReport;
+    use tensorscope::engine::job::work::{check_orders, histogram_orders, join_histogram, order_job, Order, Reply};
+    for name in ["gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors", "gguf_v3_le.gguf"] {
+        let bytes = std::fs::read(fixtures().join(name)).unwrap();
+        let cp = open_one(name, &bytes);
+        let through_bytes = |orders: &[Order]| -> Vec<Reply> {
+            orders
+                .iter()
+                .map(|o| {
+                    let o = Order::from_json(&o.to_json()).expect("an order survives JSON");
+                    let reply = run(order_job(&o).unwrap(), &[&bytes]).unwrap();
+                    let wire = reply.to_bytes();
+                    for cut in [0, wire.len() / 2, wire.len().saturating_sub(1)] {
+                        assert!(
+                            cut == wire.len() || Reply::from_bytes(&o, &wire[..cut]).is_none(),
+                            "{name}: cut at {cut}"
+                        );
+                    }
+                    let mut longer = wire.clone();
+                    longer.push(0);
+                    assert!(Reply::from_bytes(&o, &longer).is_none(), "{name}: trailing bytes");
+                    Reply::from_bytes(&o, &wire).expect("a reply survives bytes")
+                })
+                .collect()
+        };
+        let mut histograms = 0;
+        for t in &cp.tensors {
+            for sel in [Selection::Whole, Selection::Sample { budget_bytes: 4096 }] {
+                let Ok(job) = histogram_job(t, &sel, true) else { continue };
+                let seq = run(job, &[&bytes]).unwrap();
+                let orders = histogram_orders(t, bytes.len() as u64, &sel, true, 3).unwrap();
+                let joined = join_histogram(through_bytes(&orders)).unwrap();
+                let text = |s: &job::HistogramSink| HistReport::new(t, &s.values, 16, s.scales.as_ref()).to_text();
+                assert_eq!(text(&joined), text(&seq), "{name} {}", t.name);
+                histograms += 1;
+            }
+        }
+        assert!(histograms > 0, "{name}");
+        for (sha, scan) in [(true, true), (false, true), (true, false)] {
+            let seq = run(check_job(&cp, sha, scan), &[&bytes]).unwrap();
+            let plan = check_orders(&cp, sha, scan, 4);
+            let replies = through_bytes(&plan.orders);
+            assert_eq!(plan.merge(replies).unwrap(), seq, "{name} sha {sha} scan {scan}");
+        }
+    }
+}

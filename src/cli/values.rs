@@ -15,8 +15,8 @@ pub fn run(args: &Args, cp: &Checkpoint, out: &mut dyn Write) -> Result<(), Stri
     let bad = |e: crate::engine::job::ValuesError| format!("tensor '{name}': {e}");
     match args.command {
         Command::Hist => {
-            let (plan, codec) = scan_target(t, &args.selection).map_err(bad)?;
-            let sink = super::parallel::histogram(cp, plan, codec, args.scales && codec.scales.is_some())?;
+            scan_target(t, &args.selection).map_err(bad)?;
+            let sink = super::parallel::histogram(cp, t, &args.selection, args.scales)?;
             let report = HistReport::new(t, &sink.values, args.bins, sink.scales.as_ref());
             let written =
                 if args.json { out.write_all(report.to_text().as_bytes()) } else { super::text::hist(&report, out) };

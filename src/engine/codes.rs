@@ -10,6 +10,7 @@
 use super::decode::groups::Group;
 use super::decode::BlockCodec;
 use super::histogram::Histogram;
+use super::job::wire::{Reader, Writer};
 use super::stats::{Stats, F32_SUMS_LIMIT};
 
 /// Counts of the stored codes of one elementwise 1- or 2-byte type.
@@ -43,6 +44,18 @@ impl CodeCounts {
                 self.counts[usize::from(u16::from_le_bytes([c[0], c[1]]))] += 1;
             }
         }
+    }
+
+    /// Append to a result's byte form.
+    pub fn write(&self, w: &mut Writer) {
+        w.sparse(&self.counts);
+    }
+
+    /// Read what [`CodeCounts::write`] wrote, for values stored as `codec`.
+    pub fn read(codec: &BlockCodec, r: &mut Reader) -> Option<CodeCounts> {
+        let empty = CodeCounts::for_codec(codec)?;
+        let counts = r.sparse(empty.counts.len()).filter(|c| c.len() == empty.counts.len())?;
+        Some(CodeCounts { counts, ..empty })
     }
 
     /// Fold in the counts of another part.

@@ -6,6 +6,7 @@
 //! requested number of equal-width bins over `[min, max]`, each fine bucket going to the bin
 //! holding its midpoint. Bin edges are therefore exact to within one fine bucket.
 
+use super::job::wire::{Reader, Writer};
 use super::stats::Stats;
 
 /// Fine buckets: one per value of the top 16 bits of an `f32`.
@@ -125,6 +126,33 @@ impl Histogram {
             }
         }
         out
+    }
+
+    /// Append to a result's byte form: everything a part holds, so a part read elsewhere joins
+    /// exactly as one read here.
+    pub fn write(&self, w: &mut Writer) {
+        w.sparse(&self.fine);
+        self.stats.write(w);
+        self.piece.write(w);
+        w.bool(self.pieces.is_some());
+        let pieces = self.pieces.as_deref().unwrap_or_default();
+        w.u64(pieces.len() as u64);
+        for p in pieces {
+            p.write(w);
+        }
+    }
+
+    /// Read what [`Histogram::write`] wrote.
+    pub fn read(r: &mut Reader) -> Option<Histogram> {
+        let fine = r.sparse(FINE).filter(|f| f.is_empty() || f.len() == FINE)?;
+        let (stats, piece) = (Stats::read(r)?, Stats::read(r)?);
+        let is_part = r.bool()?;
+        let n = r.u64()?;
+        let mut pieces = Vec::new();
+        for _ in 0..n {
+            pieces.push(Stats::read(r)?);
+        }
+        Some(Histogram { fine, stats, piece, pieces: is_part.then_some(pieces) })
     }
 
     /// Fold another partial histogram into this one.

@@ -182,6 +182,28 @@ impl Stats {
         s
     }
 
+    /// Append to a result's byte form.
+    pub fn write(&self, w: &mut crate::engine::job::wire::Writer) {
+        w.u64(self.count).u64(self.nan).u64(self.pos_inf).u64(self.neg_inf).u64(self.zero).u64(self.finite);
+        w.f64(self.min).f64(self.max).f64(self.mean).f64(self.m2);
+    }
+
+    /// Read what [`Stats::write`] wrote.
+    pub fn read(r: &mut crate::engine::job::wire::Reader) -> Option<Stats> {
+        Some(Stats {
+            count: r.u64()?,
+            nan: r.u64()?,
+            pos_inf: r.u64()?,
+            neg_inf: r.u64()?,
+            zero: r.u64()?,
+            finite: r.u64()?,
+            min: r.f64()?,
+            max: r.f64()?,
+            mean: r.f64()?,
+            m2: r.f64()?,
+        })
+    }
+
     /// Fold `other` into `self` (Chan et al.'s parallel update).
     pub fn merge(&mut self, other: &Stats) {
         let (n1, n2) = (self.finite as f64, other.finite as f64);

@@ -18,6 +18,8 @@ mod open;
 mod runner;
 mod scan;
 mod sha256;
+pub mod wire;
+pub mod work;
 
 pub use array::{array_items_job, ArrayItemsJob};
 pub use check::{check_job, CheckJob, CheckOutcome};

@@ -1,6 +1,7 @@
 //! Reading a plan's pieces and handing their decoded values (or raw bytes) to a sink, and the
 //! NaN/Inf scan of every tensor built on it.
 
+use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
 use crate::engine::codes::{add_groups, CodeCounts};
 use crate::engine::decode::groups::{Group, GroupsFn};
@@ -405,6 +406,27 @@ impl HistogramSink {
             groups: Grouped::for_codec(codec),
             part: true,
         }
+    }
+
+    /// Append a part's result to its byte form (see [`super::work`]).
+    pub fn write(&self, w: &mut Writer) {
+        self.values.write(w);
+        w.bool(self.scales.is_some());
+        if let Some(h) = &self.scales {
+            h.write(w);
+        }
+        w.bool(self.codes.is_some());
+        if let Some(c) = &self.codes {
+            c.write(w);
+        }
+    }
+
+    /// Read a part's result written by [`HistogramSink::write`], for values stored as `codec`.
+    pub fn read(codec: &BlockCodec, r: &mut Reader) -> Option<HistogramSink> {
+        let values = Histogram::read(r)?;
+        let scales = if r.bool()? { Some(Histogram::read(r)?) } else { None };
+        let codes = if r.bool()? { Some(CodeCounts::read(codec, r)?) } else { None };
+        Some(HistogramSink { values, scales, codes, groups: None, part: true })
     }
 
     /// The sink of parts read in parallel, in their order.

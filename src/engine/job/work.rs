@@ -1,0 +1,397 @@
+//! Work for other threads and Web Workers: orders that say what to read without the checkpoint
+//! (a tensor by dtype, shape and place; a file by index and length), the job that carries an
+//! order out, and its reply; the split of a histogram or a check into orders, and the merge of
+//! their replies. The CLI's threads and the browser's workers run the same orders and merge them
+//! the same way, in order, so both give the sequential result to the bit.
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use super::check::CheckOutcome;
+use super::scan::{scan_target, scan_targets, HistogramSink, NonFiniteSink, ScanOutcome, ValueScan, ValuesError};
+use super::sha256::Sha256Job;
+use super::wire::{Reader, Writer};
+use super::{Job, JobStep, Progress};
+use crate::engine::decode::{codec_for, BlockCodec};
+use crate::engine::gguf::GgmlType;
+use crate::engine::model::{Checkpoint, Dtype, Extent, Tensor};
+use crate::engine::plan::{plan, Plan, Selection};
+use crate::engine::safetensors::Dtype as StDtype;
+use crate::engine::step::FeedError;
+
+/// Pieces a histogram or scan order holds at most (a piece is at most 1 MiB): workers share even
+/// one tensor evenly, and orders stay few.
+const ORDER_PIECES: u64 = 64;
+/// A scan order gathers small tensors up to this many bytes of data, or [`ORDER_UNITS`] of them.
+const ORDER_BYTES: u64 = 64 << 20;
+const ORDER_UNITS: usize = 4096;
+
+/// A tensor as an order names it: enough to plan its reads again (its extent is checked anew).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TensorRef {
+    /// `st:<safetensors dtype>` or `ggml:<type id>`.
+    pub dtype: String,
+    pub shape: Vec<u64>,
+    pub file: usize,
+    pub offset: u64,
+    pub nbytes: u64,
+    pub file_len: u64,
+}
+
+impl TensorRef {
+    /// `t` as an order names it (in a file of `file_len` bytes), when its data can be located.
+    pub fn of(t: &Tensor, file_len: u64) -> Option<TensorRef> {
+        let data = t.data.as_ref().ok()?;
+        let dtype = match &t.dtype {
+            Dtype::Safetensors(d) => format!("st:{}", d.name()),
+            Dtype::Ggml(g) => format!("ggml:{}", g.0),
+            Dtype::Unknown(_) => return None,
+        };
+        let r = data.range();
+        Some(TensorRef { dtype, shape: t.shape.clone(), file: t.file, offset: r.start, nbytes: r.len(), file_len })
+    }
+
+    /// The plan and codec of `sel` over the tensor.
+    fn target(&self, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
+        let dtype = match self.dtype.split_once(':') {
+            Some(("st", name)) => StDtype::from_name(name).map(Dtype::Safetensors),
+            Some(("ggml", id)) => id.parse().ok().map(|id| Dtype::Ggml(GgmlType(id))),
+            _ => None,
+        }
+        .ok_or_else(|| ValuesError::Undecodable(self.dtype.clone()))?;
+        let codec = codec_for(&dtype).ok_or_else(|| ValuesError::Undecodable(dtype.name()))?;
+        let extent =
+            Extent::check(&dtype, &self.shape, self.offset, self.nbytes, self.file_len).map_err(ValuesError::Lost)?;
+        Ok((plan(self.file, &extent, &codec, sel).map_err(ValuesError::Plan)?, codec))
+    }
+}
+
+/// One unit of parallel work.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Order {
+    /// Pieces `pieces` of the histogram of `sel` over a tensor.
+    Histogram { tensor: TensorRef, sel: Selection, scales: bool, pieces: Range<u64> },
+    /// NaN/Inf counts of pieces of tensors.
+    Scan { units: Vec<(TensorRef, Range<u64>)> },
+    /// The SHA-256 of one file.
+    Sha256 { file: usize, len: u64 },
+}
+
+impl Order {
+    /// The order as JSON text (to post to a worker).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("orders serialise")
+    }
+
+    /// An order read back from [`Order::to_json`].
+    pub fn from_json(text: &str) -> Option<Order> {
+        serde_json::from_str(text).ok()
+    }
+}
+
+/// What an order gives back.
+#[derive(Debug)]
+pub enum Reply {
+    Histogram(Box<HistogramSink>),
+    Scan(Vec<NonFiniteSink>),
+    Sha256(String),
+}
+
+impl Reply {
+    /// The reply as bytes (to post from a worker).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        match self {
+            Reply::Histogram(h) => h.write(&mut w),
+            Reply::Scan(counts) => {
+                w.u64(counts.len() as u64);
+                for c in counts {
+                    w.u64(c.values).u64(c.nan).u64(c.inf);
+                }
+            }
+            Reply::Sha256(hex) => {
+                w.bytes(hex.as_bytes());
+            }
+        }
+        w.0
+    }
+
+    /// The reply to `order` read back from [`Reply::to_bytes`]; `None` when the bytes are not one.
+    pub fn from_bytes(order: &Order, bytes: &[u8]) -> Option<Reply> {
+        let mut r = Reader(bytes);
+        let reply = match order {
+            Order::Histogram { tensor, sel, .. } => {
+                let (_, codec) = tensor.target(sel).ok()?;
+                Reply::Histogram(Box::new(HistogramSink::read(&codec, &mut r)?))
+            }
+            Order::Scan { units } => {
+                let n = r.u64()?;
+                if n != units.len() as u64 {
+                    return None;
+                }
+                let mut counts = Vec::with_capacity(units.len());
+                for _ in 0..n {
+                    counts.push(NonFiniteSink { values: r.u64()?, nan: r.u64()?, inf: r.u64()? });
+                }
+                Reply::Scan(counts)
+            }
+            Order::Sha256 { .. } => Reply::Sha256(String::from_utf8(r.bytes()?).ok()?),
+        };
+        r.is_empty().then_some(reply)
+    }
+}
+
+/// The job that carries out an order.
+pub struct OrderJob(Running);
+
+enum Running {
+    Histogram(Box<ValueScan<HistogramSink>>),
+    Scan(Box<ScanUnits>),
+    Sha256(Sha256Job),
+}
+
+/// The job of `order`, or why its tensor cannot be read.
+pub fn order_job(order: &Order) -> Result<OrderJob, ValuesError> {
+    Ok(OrderJob(match order {
+        Order::Histogram { tensor, sel, scales, pieces } => {
+            let (plan, codec) = tensor.target(sel)?;
+            let sink = HistogramSink::part(&codec, *scales && codec.scales.is_some());
+            Running::Histogram(Box::new(ValueScan::part(plan, codec, sink, pieces.clone())))
+        }
+        Order::Scan { units } => {
+            let mut targets = Vec::with_capacity(units.len());
+            for (t, pieces) in units {
+                let (plan, codec) = t.target(&Selection::Whole)?;
+                targets.push((plan, codec, pieces.clone()));
+            }
+            let total = targets.iter().map(|(p, _, r)| p.bytes_of(r.clone())).sum();
+            Running::Scan(Box::new(ScanUnits {
+                targets: targets.into_iter(),
+                current: None,
+                out: Vec::new(),
+                done: 0,
+                total,
+            }))
+        }
+        Order::Sha256 { file, len } => Running::Sha256(Sha256Job::new(vec![(*file, *len)])),
+    }))
+}
+
+impl Job for OrderJob {
+    type Output = Reply;
+
+    fn step(&mut self) -> JobStep<Reply> {
+        match &mut self.0 {
+            Running::Histogram(j) => match j.step() {
+                JobStep::Need(n) => JobStep::Need(n),
+                JobStep::Done(sink) => JobStep::Done(Reply::Histogram(Box::new(sink))),
+            },
+            Running::Scan(j) => match j.step() {
+                JobStep::Need(n) => JobStep::Need(n),
+                JobStep::Done(counts) => JobStep::Done(Reply::Scan(counts)),
+            },
+            Running::Sha256(j) => match j.step() {
+                JobStep::Need(n) => JobStep::Need(n),
+                JobStep::Done(mut digests) => JobStep::Done(Reply::Sha256(digests.pop().unwrap_or_default())),
+            },
+        }
+    }
+
+    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        match &mut self.0 {
+            Running::Histogram(j) => j.feed(file, offset, bytes),
+            Running::Scan(j) => j.feed(file, offset, bytes),
+            Running::Sha256(j) => j.feed(file, offset, bytes),
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        match &self.0 {
+            Running::Histogram(j) => j.progress(),
+            Running::Scan(j) => j.progress(),
+            Running::Sha256(j) => j.progress(),
+        }
+    }
+
+    fn read_ahead(&self) -> u64 {
+        match &self.0 {
+            Running::Histogram(j) => j.read_ahead(),
+            Running::Scan(j) => j.read_ahead(),
+            Running::Sha256(j) => j.read_ahead(),
+        }
+    }
+}
+
+/// Pieces of tensors scanned one after the other.
+struct ScanUnits {
+    targets: std::vec::IntoIter<(Plan, BlockCodec, Range<u64>)>,
+    current: Option<ValueScan<NonFiniteSink>>,
+    out: Vec<NonFiniteSink>,
+    done: u64,
+    total: u64,
+}
+
+impl Job for ScanUnits {
+    type Output = Vec<NonFiniteSink>;
+
+    fn step(&mut self) -> JobStep<Vec<NonFiniteSink>> {
+        loop {
+            if let Some(scan) = &mut self.current {
+                match scan.step() {
+                    JobStep::Need(n) => return JobStep::Need(n),
+                    JobStep::Done(counts) => {
+                        self.done += scan.progress().total;
+                        self.out.push(counts);
+                        self.current = None;
+                    }
+                }
+            }
+            match self.targets.next() {
+                None => return JobStep::Done(std::mem::take(&mut self.out)),
+                Some((plan, codec, pieces)) => {
+                    self.current = Some(ValueScan::part(plan, codec, NonFiniteSink::default(), pieces));
+                }
+            }
+        }
+    }
+
+    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        match &mut self.current {
+            Some(s) => s.feed(file, offset, bytes),
+            None => Ok(()),
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        let now = self.current.as_ref().map_or(0, |s| s.progress().done);
+        Progress { done: self.done + now, total: self.total }
+    }
+
+    fn read_ahead(&self) -> u64 {
+        self.current.as_ref().map_or(0, |s| s.read_ahead())
+    }
+}
+
+/// Pieces `0..plan.pieces` cut into ranges of at most [`ORDER_PIECES`], at least `workers` of
+/// them when there are that many pieces (and one, empty, when there are none).
+pub fn piece_ranges(plan: &Plan, workers: usize) -> Vec<Range<u64>> {
+    let per = plan.pieces.div_ceil(workers.max(1) as u64 * 4).clamp(1, ORDER_PIECES);
+    let n = plan.pieces.div_ceil(per).max(1);
+    (0..n).map(|i| (i * per).min(plan.pieces)..((i + 1) * per).min(plan.pieces)).collect()
+}
+
+/// The orders of the histogram of `sel` over `t` (in a file of `file_len` bytes), for `workers`
+/// workers; with `scales`, the block scales' histogram too.
+pub fn histogram_orders(
+    t: &Tensor,
+    file_len: u64,
+    sel: &Selection,
+    scales: bool,
+    workers: usize,
+) -> Result<Vec<Order>, ValuesError> {
+    let (plan, _) = scan_target(t, sel)?;
+    let tensor = TensorRef::of(t, file_len).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
+    let order = |pieces| Order::Histogram { tensor: tensor.clone(), sel: sel.clone(), scales, pieces };
+    Ok(piece_ranges(&plan, workers).into_iter().map(order).collect())
+}
+
+/// The histogram of the replies to [`histogram_orders`], in their order: exactly the one a
+/// single sequential read gives. `None` when a reply is not a histogram.
+pub fn join_histogram(replies: Vec<Reply>) -> Option<HistogramSink> {
+    let parts: Option<Vec<HistogramSink>> = replies
+        .into_iter()
+        .map(|r| match r {
+            Reply::Histogram(h) => Some(*h),
+            _ => None,
+        })
+        .collect();
+    Some(HistogramSink::join(parts?))
+}
+
+/// A check cut into orders, and how their replies make its outcome.
+pub struct CheckOrders {
+    pub orders: Vec<Order>,
+    /// Whether files are hashed (the first orders, one per file).
+    sha256: bool,
+    /// Per tensor, when scanning: the outcome known without reading, or `None` (counted).
+    known: Option<Vec<Option<ScanOutcome>>>,
+    /// Per scan order, the tensor of each of its units.
+    unit_tensors: Vec<Vec<usize>>,
+}
+
+/// The orders of the check of `cp` (SHA-256 of every file, NaN/Inf scan of every tensor), for
+/// `workers` workers: files are hashed in parallel, tensors scanned in pieces.
+pub fn check_orders(cp: &Checkpoint, sha256: bool, scan: bool, workers: usize) -> CheckOrders {
+    let mut orders = Vec::new();
+    if sha256 {
+        orders.extend(cp.files.iter().enumerate().map(|(file, f)| Order::Sha256 { file, len: f.size }));
+    }
+    let mut unit_tensors = Vec::new();
+    let known = scan.then(|| {
+        let targets = scan_targets(cp);
+        let (mut units, mut tensors, mut bytes) = (Vec::new(), Vec::new(), 0u64);
+        for (i, target) in targets.iter().enumerate() {
+            let Ok((plan, _)) = target else { continue };
+            let Some(tref) = TensorRef::of(&cp.tensors[i], cp.files[plan.file].size) else { continue };
+            for pieces in piece_ranges(plan, workers) {
+                bytes += plan.bytes_of(pieces.clone());
+                units.push((tref.clone(), pieces));
+                tensors.push(i);
+                if bytes >= ORDER_BYTES || units.len() >= ORDER_UNITS {
+                    orders.push(Order::Scan { units: std::mem::take(&mut units) });
+                    unit_tensors.push(std::mem::take(&mut tensors));
+                    bytes = 0;
+                }
+            }
+        }
+        if !units.is_empty() {
+            orders.push(Order::Scan { units });
+            unit_tensors.push(tensors);
+        }
+        targets.into_iter().map(|t| t.err()).collect()
+    });
+    CheckOrders { orders, sha256, known, unit_tensors }
+}
+
+impl CheckOrders {
+    /// The check's outcome from the replies to its orders, in their order (`None` when a reply
+    /// does not answer its order).
+    pub fn merge(self, replies: Vec<Reply>) -> Option<CheckOutcome> {
+        if replies.len() != self.orders.len() {
+            return None;
+        }
+        let mut replies = replies.into_iter();
+        let mut out = CheckOutcome::default();
+        if self.sha256 {
+            let files = self.orders.iter().filter(|o| matches!(o, Order::Sha256 { .. })).count();
+            let digests: Option<Vec<String>> = replies
+                .by_ref()
+                .take(files)
+                .map(|r| match r {
+                    Reply::Sha256(d) => Some(d),
+                    _ => None,
+                })
+                .collect();
+            out.digests = Some(digests?);
+        }
+        if let Some(known) = self.known {
+            let mut sums: Vec<NonFiniteSink> = vec![NonFiniteSink::default(); known.len()];
+            for (tensors, reply) in self.unit_tensors.iter().zip(replies) {
+                let Reply::Scan(counts) = reply else { return None };
+                if counts.len() != tensors.len() {
+                    return None;
+                }
+                for (&t, c) in tensors.iter().zip(counts) {
+                    let s = &mut sums[t];
+                    s.values += c.values;
+                    s.nan += c.nan;
+                    s.inf += c.inf;
+                }
+            }
+            let outcomes = known.into_iter().zip(sums).map(|(k, sum)| k.unwrap_or(ScanOutcome::Counted(sum)));
+            out.scan = Some(outcomes.collect());
+        }
+        Some(out)
+    }
+}
