@@ -6,8 +6,9 @@
 #   ours 1t   `tensorscope hist --json` of the whole tensor, TENSORSCOPE_THREADS=1 (process start,
 #             reading and JSON included)
 #   ours Nt   the same on every core
+#   wasm      the viewer's whole-tensor histogram in headless Chromium, on its worker pool (click
+#             to result; tests/e2e/bench-longtasks.mjs over dist/, built if missing)
 #   gguf-py   gguf.quants.dequantize + numpy.histogram (PyPI gguf, in a venv)
-# The browser's numbers come from scripts/bench-wasm.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${CARGO_TARGET_DIR:-$root/target}/bench-ggml"
@@ -43,7 +44,14 @@ ms_of() { # command...: best wall time of 3 runs, in ms
   echo "$best"
 }
 
-printf '%-8s %10s %10s %10s %10s   %s\n' type "ggml" "ours 1t" "ours ${threads}t" "gguf-py" "ours/ggml (1t, ${threads}t)"
+[ -f "$root/dist/index.html" ] || (cd "$root" && bash scripts/build-web.sh > /dev/null)
+declare -A wasm
+while read -r line; do
+  t=$(sed -E 's/.*"dtype":"([^"]+)".*/\1/' <<< "$line")
+  wasm[$t]=$(sed -E 's/.*"mb_per_s":([0-9]+).*/\1/' <<< "$line")
+done < <(cd "$root" && node tests/e2e/bench-longtasks.mjs --files "$work"/out/*.gguf 2> /dev/null | grep mb_per_s || true)
+
+printf '%-8s %10s %10s %10s %10s %10s   %s\n' type "ggml" "ours 1t" "ours ${threads}t" "wasm" "gguf-py" "ours/ggml (1t, ${threads}t, wasm)"
 while read -r t ggml; do
   f="out/$t.gguf"
   size=$(stat -c %s "$f")
@@ -68,6 +76,7 @@ print(int(raw.nbytes / best / 1e6))
 PY
 )
   fi
-  printf '%-8s %10s %10s %10s %10s   %s\n' "$t" "$ggml" "$one" "$all" "$py" \
-    "$(awk -v a="$one" -v b="$all" -v g="$ggml" 'BEGIN { printf "%.2f, %.2f", a / g, b / g }')"
+  w=${wasm[$t]:-0}
+  printf '%-8s %10s %10s %10s %10s %10s   %s\n' "$t" "$ggml" "$one" "$all" "$w" "$py" \
+    "$(awk -v a="$one" -v b="$all" -v w="$w" -v g="$ggml" 'BEGIN { printf "%.2f, %.2f, %.2f", a / g, b / g, w / g }')"
 done < ggml.txt

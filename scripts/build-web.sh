@@ -52,8 +52,8 @@ size_line() { # file
 }
 total_raw=0; total_gz=0
 echo "[build-web] dist/ (wasm before wasm-opt: $pre_opt B)"
-# The viewer page loads the wasm, its JS glue and the CSS; embed.js (for other pages) and the
-# service worker are listed apart.
-for f in "$dist/${name}_bg.wasm" "$dist/$name.js" "$dist/style.css"; do size_line "$f"; done
-printf '  %-28s %9d B raw %9d B gzip\n' "total viewer wasm+js+css" "$total_raw" "$total_gz"
+# The viewer page loads the wasm, its JS glue, the CSS and the worker script (the workers share
+# the wasm and glue); embed.js (for other pages) and the service worker are listed apart.
+for f in "$dist/${name}_bg.wasm" "$dist/$name.js" "$dist/style.css" "$dist/worker.js"; do size_line "$f"; done
+printf '  %-28s %9d B raw %9d B gzip\n' "total viewer wasm+js+css+worker" "$total_raw" "$total_gz"
 for f in "$dist/embed.js" "$dist/sw.js"; do if [ -f "$f" ]; then size_line "$f"; fi; done

@@ -3,7 +3,10 @@
 #[cfg(target_arch = "wasm32")]
 fn main() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(tensorscope::ui::App);
+    // In a worker (worker.js) there is no page to mount: it calls `worker_main` instead.
+    if web_sys::window().is_some() {
+        leptos::mount::mount_to_body(tensorscope::ui::App);
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]

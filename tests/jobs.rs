@@ -142,7 +142,9 @@ fn a_file_that_shrank_since_it_was_opened_is_an_error_not_short_values() {
 #[test]
 fn work_orders_round_trip_and_merge_to_the_sequential_result() {
     use tensorscope::engine::hist_report::HistReport;
-    use tensorscope::engine::job::work::{check_orders, histogram_orders, join_histogram, order_job, Order, Reply};
+    use tensorscope::engine::job::work::{
+        check_orders, histogram_orders, join_histogram, order_job, Order, Reply, TensorRef,
+    };
     for name in ["gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors", "gguf_v3_le.gguf"] {
         let bytes = std::fs::read(fixtures().join(name)).unwrap();
         let cp = open_one(name, &bytes);
@@ -179,6 +181,39 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             }
         }
         assert!(histograms > 0, "{name}");
+        for t in &cp.tensors {
+            let Ok(job) = npy_job(t) else { continue };
+            let mut want = Vec::new();
+            let mut sink = job::run_draining(
+                job,
+                vec![bytes.len() as u64],
+                |_, r| Ok(bytes[r.start as usize..r.end as usize].to_vec()),
+                |j| {
+                    want.extend(j.sink_mut().take());
+                    Ok(())
+                },
+            )
+            .unwrap();
+            want.extend(sink.take());
+            let order = Order::Npy { tensor: TensorRef::of(t, bytes.len() as u64).unwrap() };
+            let order = Order::from_json(&order.to_json()).unwrap();
+            let mut got = Vec::new();
+            let reply = job::run_draining(
+                order_job(&order).unwrap(),
+                vec![bytes.len() as u64],
+                |_, r| Ok(bytes[r.start as usize..r.end as usize].to_vec()),
+                |j| {
+                    got.extend(j.take_output());
+                    Ok(())
+                },
+            )
+            .unwrap();
+            let Some(Reply::Npy(last)) = Reply::from_bytes(&order, &reply.to_bytes()) else {
+                panic!("{name}: an npy reply")
+            };
+            got.extend(last);
+            assert_eq!(got, want, "{name} {}: .npy through an order", t.name);
+        }
         for (sha, scan) in [(true, true), (false, true), (true, false)] {
             let seq = run(check_job(&cp, sha, scan), &[&bytes]).unwrap();
             let plan = check_orders(&cp, sha, scan, 4);

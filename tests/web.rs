@@ -89,11 +89,13 @@ async fn opening_reports_progress_and_can_be_cancelled() {
 async fn histograms_and_npy_match_the_engine() {
     let (cp, src) = open("gguf_all_types.gguf", ALL_TYPES).await;
     let t = cp.tensor("t.Q4_K").unwrap();
-    let mut last = (0, 0);
-    let sink = histogram(t, &src, &Selection::Whole, true, &Cancel::new(), |d, n| last = (d, n)).await.unwrap();
+    let last = std::rc::Rc::new(std::cell::Cell::new((0, 0)));
+    let l = last.clone();
+    let (sink, _) =
+        histogram(t, &src, &Selection::Whole, true, &Cancel::new(), move |d, n| l.set((d, n))).await.unwrap();
     assert_eq!(sink.values.stats.count, t.elems().unwrap());
     assert!(sink.scales.is_some_and(|s| s.stats.count > 0));
-    assert_eq!(last, (t.nbytes, t.nbytes));
+    assert_eq!(last.get(), (t.nbytes, t.nbytes));
     let npy = npy_blob(t, &src, &Cancel::new(), |_, _| {}).await.unwrap();
     let buf = JsFuture::from(npy.array_buffer()).await.unwrap();
     assert_eq!(js_sys::Uint8Array::new(&buf).to_vec(), Q4K_NPY);
@@ -181,7 +183,7 @@ async fn check_and_hist_in_the_browser_equal_the_cli_on_every_fixture() {
         assert_eq!(Report::check(&cp, &outcome, &[]).to_text(), entry["check"].as_str().unwrap(), "{set}: check");
         for (name, text) in entry["hist"].as_object().unwrap() {
             let t = cp.tensor(name).unwrap();
-            let sink = histogram(t, &sources, &Selection::Whole, true, &Cancel::new(), |_, _| {}).await.unwrap();
+            let (sink, _) = histogram(t, &sources, &Selection::Whole, true, &Cancel::new(), |_, _| {}).await.unwrap();
             let got = HistReport::new(t, &sink.values, 16, sink.scales.as_ref()).to_text();
             assert_eq!(got, text.as_str().unwrap(), "{set}: hist {name}");
             hists += 1;

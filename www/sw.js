@@ -2,12 +2,13 @@
 // Network first (so a new build shows at once), falling back to the cached copy when the
 // network or the server is gone. Only the app's own GET requests are handled: checkpoints read
 // by Range requests, and anything on other origins, go straight to the network.
-const CACHE = 'tensorscope-v1';
+const CACHE = 'tensorscope-v2';
 const SHELL = [
   './',
   'index.html',
   'tensorscope-web.js',
   'tensorscope-web_bg.wasm',
+  'worker.js',
   'style.css',
   'favicon.svg',
   'embed.js',

@@ -77,7 +77,7 @@ pub fn url_file_name(url: &str) -> &str {
 
 /// What was learned of a remote file at first contact, sent back with every later request so
 /// that a file replaced on the server is an error, never a mix of two files' bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pin {
     /// The URL after redirects: later reads go there directly.
     pub url: String,

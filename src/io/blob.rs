@@ -25,6 +25,16 @@ impl BlobSource {
         BlobSource { blob, len, bytes_read: Rc::default() }
     }
 
+    /// The blob read (structured-cloneable: a worker reads its own slices of it).
+    pub fn blob(&self) -> &Blob {
+        &self.blob
+    }
+
+    /// Count bytes a worker read of this blob.
+    pub fn count_elsewhere(&self, bytes: u64) {
+        self.bytes_read.set(self.bytes_read.get() + bytes);
+    }
+
     /// The blob's size in bytes.
     pub fn len(&self) -> u64 {
         self.len

@@ -93,6 +93,35 @@ impl HttpSource {
         })
     }
 
+    /// A source over a file already pinned elsewhere (by the page, for a worker): no probe.
+    pub fn pinned(url: &str, pin: Pin, meter: &Meter) -> HttpSource {
+        HttpSource {
+            url: url.to_owned(),
+            pin: Rc::new(RefCell::new(pin)),
+            if_range_ok: Rc::new(Cell::new(true)),
+            bytes_read: Rc::default(),
+            head: Rc::default(),
+            meter: meter.clone(),
+        }
+    }
+
+    /// The URL as given and the pin: what [`HttpSource::pinned`] takes.
+    pub fn spec(&self) -> (String, Pin) {
+        (self.url.clone(), self.pin.borrow().clone())
+    }
+
+    /// Count bytes and requests that a worker transferred for this file.
+    pub fn count_elsewhere(&self, bytes: u64, requests: u64) {
+        self.bytes_read.set(self.bytes_read.get() + bytes);
+        self.meter.requests.set(self.meter.requests.get() + requests);
+        self.meter.add(bytes);
+    }
+
+    /// Requests this source's meter counted.
+    pub fn requests(&self) -> u64 {
+        self.meter.requests()
+    }
+
     /// The URL read (after redirects).
     pub fn url(&self) -> String {
         self.pin.borrow().url.clone()
@@ -178,7 +207,6 @@ async fn fetch_range(
     pinned: Option<(&Pin, Option<&str>)>,
     meter: &Meter,
 ) -> Result<Fetched, String> {
-    let window = web_sys::window().ok_or("no window")?;
     let ctrl = AbortController::new().map_err(js_error)?;
     let headers = Headers::new().map_err(js_error)?;
     headers.set("Range", &format!("bytes={start}-{end}")).map_err(js_error)?;
@@ -189,7 +217,7 @@ async fn fetch_range(
     init.set_headers(&headers);
     init.set_signal(Some(&ctrl.signal()));
     meter.requests.set(meter.requests.get() + 1);
-    let resp = match JsFuture::from(window.fetch_with_str_and_init(url, &init)).await {
+    let resp = match JsFuture::from(fetch(url, &init)?).await {
         Ok(r) => r,
         Err(_) if pinned.is_some_and(|p| p.1.is_some()) => return Err(format!("{url}: {NETWORK}")),
         Err(_) => return Err(diagnose(url).await),
@@ -229,6 +257,15 @@ async fn fetch_range(
     Ok(Fetched { pin, bytes })
 }
 
+/// `fetch(url, init)` from the page or from a worker.
+fn fetch(url: &str, init: &RequestInit) -> Result<js_sys::Promise, String> {
+    if let Some(w) = web_sys::window() {
+        return Ok(w.fetch_with_str_and_init(url, init));
+    }
+    let scope: web_sys::WorkerGlobalScope = js_sys::global().dyn_into().map_err(|_| "no fetch here".to_owned())?;
+    Ok(scope.fetch_with_str_and_init(url, init))
+}
+
 /// Exactly `want` bytes of a response body, read chunk by chunk: a server that sends more
 /// than the range it confirmed is refused before the excess is buffered.
 async fn read_body(resp: &Response, want: u64) -> Result<Vec<u8>, String> {
@@ -259,12 +296,12 @@ async fn read_body(resp: &Response, want: u64) -> Result<Vec<u8>, String> {
 
 /// Why a fetch failed: a `no-cors` request reaching the server means CORS blocked the first.
 async fn diagnose(url: &str) -> String {
-    let Some(window) = web_sys::window() else { return format!("{url}: network error") };
     let Ok(ctrl) = AbortController::new() else { return format!("{url}: network error") };
     let init = RequestInit::new();
     init.set_mode(RequestMode::NoCors);
     init.set_signal(Some(&ctrl.signal()));
-    let reached = JsFuture::from(window.fetch_with_str_and_init(url, &init)).await.is_ok();
+    let Ok(request) = fetch(url, &init) else { return format!("{url}: network error") };
+    let reached = JsFuture::from(request).await.is_ok();
     ctrl.abort();
     if reached {
         format!(

@@ -13,6 +13,8 @@ pub mod open;
 pub mod pool;
 pub mod source;
 pub mod values;
+pub mod worker;
+pub mod workers;
 
 pub use crate::engine::job::RunError;
 pub use blob::BlobSource;

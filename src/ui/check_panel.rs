@@ -14,7 +14,8 @@ use crate::engine::report::Report;
 use crate::engine::view::human_bytes;
 use crate::engine::viewer::severity_name;
 use crate::io::driver::now_ms;
-use crate::io::{browser, run, Cancel};
+use crate::io::values::check;
+use crate::io::{browser, Cancel};
 
 /// A running pass: what, bytes done of total, when it started.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +32,8 @@ struct Outcome {
     check: CheckOutcome,
     bytes: u64,
     ms: f64,
+    /// Workers that read it (0: the page itself).
+    workers: usize,
 }
 
 /// Builds plain DOM under a parent: every string goes in as a text node (never parsed as HTML),
@@ -87,23 +90,28 @@ pub fn CheckPanel() -> impl IntoView {
             error.set(Some("a file of this checkpoint is not open".into()));
             return;
         }
-        let check = check_job(&cp, sha, scan);
-        let total = check.progress().total;
+        let total = check_job(&cp, sha, scan).progress().total;
         let started = now_ms();
         job.set(Some(Pass { what: "starting".into(), done: 0, total, started }));
         spawn_local(async move {
             let mut last = 0.0;
             let (files, tensors) = (cp.files.len(), cp.tensors.len());
-            let result = run(check, &sources, &c, |j| {
+            let c2 = c.clone();
+            let passes = match (sha, scan) {
+                (true, true) => format!("SHA-256 of {files} files and NaN/Inf scan of {tensors} tensors"),
+                (true, false) => format!("SHA-256 of {files} files"),
+                _ => format!("NaN/Inf scan of {tensors} tensors"),
+            };
+            let result = check(&cp, &sources, sha, scan, &c, move |done, total, phase| {
                 let now = now_ms();
-                if now - last > 100.0 && !c.is_cancelled() {
+                if now - last > 100.0 && !c2.is_cancelled() {
                     last = now;
-                    let p = j.progress();
-                    let what = match j.phase() {
-                        "sha256" => format!("SHA-256 of {files} files"),
-                        _ => format!("NaN/Inf scan of {tensors} tensors"),
+                    let what = match phase {
+                        Some("sha256") => format!("SHA-256 of {files} files"),
+                        Some(_) => format!("NaN/Inf scan of {tensors} tensors"),
+                        None => passes.clone(),
                     };
-                    job.set(Some(Pass { what, done: p.done, total: p.total, started }));
+                    job.set(Some(Pass { what, done, total, started }));
                 }
             })
             .await;
@@ -114,7 +122,9 @@ pub fn CheckPanel() -> impl IntoView {
             }
             job.set(None);
             match result {
-                Ok(check) => outcome.set(Some(Arc::new(Outcome { check, bytes: total, ms: now_ms() - started }))),
+                Ok((check, workers)) => {
+                    outcome.set(Some(Arc::new(Outcome { check, bytes: total, ms: now_ms() - started, workers })))
+                }
                 Err(e) => error.set(Some(format!("check failed: {e}"))),
             }
         });
@@ -178,7 +188,14 @@ pub fn CheckPanel() -> impl IntoView {
         let Some(o) = o else { return };
         let (bytes, ms) = (o.bytes.to_string(), format!("{:.1}", o.ms));
         let done = format!("Done: {} in {:.2} s ({})", human_bytes(o.bytes), o.ms / 1000.0, rate(o.bytes, o.ms));
-        let attrs = [("class", "muted"), ("data-testid", "check-done"), ("data-bytes", &bytes), ("data-ms", &ms)];
+        let workers = o.workers.to_string();
+        let attrs = [
+            ("class", "muted"),
+            ("data-testid", "check-done"),
+            ("data-bytes", &bytes),
+            ("data-ms", &ms),
+            ("data-workers", &workers),
+        ];
         dom.add(&host, "p", &attrs, &done);
         if let Some(s) = &o.check.scan {
             let counted: Vec<_> = s

@@ -25,6 +25,8 @@ struct HistResult {
     values: Histogram,
     scales: Option<Histogram>,
     what: String,
+    /// Workers that decoded it (0: the page itself).
+    workers: usize,
 }
 
 /// How much of the tensor to read.
@@ -69,8 +71,9 @@ pub fn TensorDetail() -> impl IntoView {
         if kind == "npy" {
             job.set(Some(("npy", 0, 1)));
             spawn_local(async move {
-                let r = npy_blob(&t, &src, &c, |d, n| {
-                    if !c.is_cancelled() {
+                let c2 = c.clone();
+                let r = npy_blob(&t, &src, &c, move |d, n| {
+                    if !c2.is_cancelled() {
                         job.set(Some(("npy", d, n)))
                     }
                 })
@@ -107,8 +110,9 @@ pub fn TensorDetail() -> impl IntoView {
         result.set(None);
         job.set(Some(("hist", 0, 1)));
         spawn_local(async move {
-            let r = histogram(&t, &src, &sel, true, &c, |d, n| {
-                if !c.is_cancelled() {
+            let c2 = c.clone();
+            let r = histogram(&t, &src, &sel, true, &c, move |d, n| {
+                if !c2.is_cancelled() {
                     job.set(Some(("hist", d, n)))
                 }
             })
@@ -118,7 +122,9 @@ pub fn TensorDetail() -> impl IntoView {
             }
             job.set(None);
             match r {
-                Ok(sink) => result.set(Some(Arc::new(HistResult { values: sink.values, scales: sink.scales, what }))),
+                Ok((sink, workers)) => {
+                    result.set(Some(Arc::new(HistResult { values: sink.values, scales: sink.scales, what, workers })))
+                }
                 Err(e) => error.set(Some(e.to_string())),
             }
         });
@@ -201,7 +207,7 @@ pub fn TensorDetail() -> impl IntoView {
             }
         });
         Some(view! {
-            <p class="muted" data-testid="hist-what">{format!("Values of {}", r.what)}</p>
+            <p class="muted" data-testid="hist-what" data-workers=r.workers.to_string()>{format!("Values of {}", r.what)}</p>
             <HistogramChart bins=r.values.bins(BINS) log=log testid="histogram" />
             <dl class="facts stats" data-testid="stats">
                 {rows.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd data-testid=format!("stat-{}", k.replace([' ', '/', '+', '-'], ""))>{v}</dd> }).collect_view()}

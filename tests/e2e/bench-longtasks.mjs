@@ -1,14 +1,17 @@
 // Browser benchmark: decode a ~1 GB tensor (a sparse file of zeros) in the viewer and report the
 // longest main-thread task seen by a PerformanceObserver for long tasks (> 50 ms).
 //   bash scripts/build-web.sh && node tests/e2e/bench-longtasks.mjs [GiB=1] [dtype=F32 ...]
-// Prints one JSON line per dtype: { dtype, bytes, seconds, longtasks, longest_ms }.
+//   node tests/e2e/bench-longtasks.mjs --files A.gguf B.gguf ... (tensor `w` of each, as
+//   scripts/bench-ggml.sh writes them)
+// Prints one JSON line per tensor: { dtype, bytes, seconds, mb_per_s, workers, longtasks, longest_ms }.
 import fs from 'node:fs';
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
 import { Viewer, tempDir } from './viewer.mjs';
 
-const gib = Number(process.argv[2] ?? 1);
-const dtypes = process.argv.slice(3).length ? process.argv.slice(3) : ['F32', 'BF16', 'F8_E4M3'];
+const given = process.argv[2] === '--files' ? process.argv.slice(3) : null;
+const gib = given ? 0 : Number(process.argv[2] ?? 1);
+const dtypes = given ?? (process.argv.slice(3).length ? process.argv.slice(3) : ['F32', 'BF16', 'F8_E4M3']);
 const SIZE = { F32: 4, BF16: 2, F16: 2, F8_E4M3: 1, I8: 1 };
 
 function makeFile(file, dtype) {
@@ -35,13 +38,13 @@ try {
     }).observe({ type: 'longtask', buffered: true });
   });
   for (const dtype of dtypes) {
-    const file = path.join(tmp.dir, `big-${dtype}.safetensors`);
-    const bytes = makeFile(file, dtype);
+    const file = given ? dtype : path.join(tmp.dir, `big-${dtype}.safetensors`);
+    const bytes = given ? fs.statSync(file).size : makeFile(file, dtype);
     const v = new Viewer(page, srv.url);
     await v.open();
     await v.pick(file);
     await v.waitLoaded(path.basename(file));
-    await v.selectTensor('big');
+    await v.selectTensor(given ? 'w' : 'big');
     await v.waitHistogram();
     await page.locator('[data-testid=sel-whole]').check();
     await page.evaluate(() => { window.__longtasks = []; });
@@ -50,13 +53,15 @@ try {
     await page.waitForFunction(
       () => /whole tensor/.test(document.querySelector('[data-testid=hist-what]')?.textContent ?? ''),
       null,
-      { timeout: 600_000, polling: 500 },
+      { timeout: 600_000, polling: given ? 20 : 500 },
     );
     const seconds = (Date.now() - t0) / 1000;
     const tasks = await page.evaluate(() => window.__longtasks);
     const count = await page.locator('[data-testid=stat-count]').textContent();
+    const workers = Number(await page.locator('[data-testid=hist-what]').getAttribute('data-workers'));
     console.log(JSON.stringify({
-      dtype, bytes, values: Number(count), seconds, longtasks: tasks.length,
+      dtype: given ? path.basename(file, path.extname(file)) : dtype, bytes, values: Number(count), seconds,
+      mb_per_s: Math.round(bytes / seconds / 1e6), workers, longtasks: tasks.length,
       longest_ms: tasks.length ? Math.max(...tasks) : 0,
     }));
   }

@@ -73,6 +73,8 @@ test('hashes, scans and compares local files with no network request; the export
   await page.locator('[data-testid=expected-input]').fill(sums);
   await page.locator('[data-testid=check-run]').click();
   await page.locator('[data-testid=check-done]').waitFor({ timeout: 30_000 });
+  const workers = Number(await page.locator('[data-testid=check-done]').getAttribute('data-workers'));
+  assert.ok(workers >= 1, `hashed and scanned in ${workers} workers`);
   assert.equal(await v.text('check-sha'), digest);
   assert.equal(await v.text('check-status'), 'match');
   assert.match(await v.text('scan-summary'), /^3 tensors scanned \(11 values\): 2 hold NaN/);
@@ -95,7 +97,11 @@ test('hashes, scans and compares local files with no network request; the export
   }
   assert.equal(text, out, 'the browser report equals the CLI report byte for byte');
   net.stop();
-  assert.deepEqual(net.seen, [], 'local files: no network request at all');
+  // The worker pool loads the viewer's own script and wasm (from the service worker's cache
+  // when offline); nothing else goes out: no byte of the files.
+  const own = new Set(['worker.js', 'tensorscope-web.js', 'tensorscope-web_bg.wasm'].map((f) => `GET ${new URL(f, srv.url).href}`));
+  assert.ok(net.seen.some((r) => own.has(r)), 'the check ran in workers');
+  assert.deepEqual(net.seen.filter((r) => !own.has(r)), [], 'local files: no network request but the viewer itself');
 
   // A wrong hash, pasted as the Hub shows it, is a mismatch (and the report says so).
   await page.locator('[data-testid=expected-input]').fill(`SHA256: ${'0'.repeat(64)}`);

@@ -30,6 +30,9 @@ test('a chosen tensor shows a histogram, stats and block scales', async () => {
   await page.locator('[data-testid=run-hist]').click();
   await page.waitForFunction(() => /whole tensor/.test(document.querySelector('[data-testid=hist-what]')?.textContent ?? ''));
   assert.equal(Number(await v.text('stat-count')), count);
+  // Decoded by the worker pool, not by the page.
+  const workers = Number(await page.locator('[data-testid=hist-what]').getAttribute('data-workers'));
+  assert.ok(workers >= 1, `decoded in ${workers} workers`);
   await page.locator('[data-testid=log-scale]').check();
   await screenshot(page, 'tensor-detail');
   assert.deepEqual(s.browser.errors, []);

@@ -13,8 +13,8 @@ test('the service worker serves the app offline after the first visit', async ()
   // Installed, precached and controlling the page.
   await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 15_000 });
-  const cached = await page.evaluate(async () => (await (await caches.open('tensorscope-v1')).keys()).map((r) => new URL(r.url).pathname));
-  assert.ok(cached.includes('/tensorscope-web_bg.wasm'), `${cached}`);
+  const cached = await page.evaluate(async () => (await (await caches.open('tensorscope-v2')).keys()).map((r) => new URL(r.url).pathname));
+  assert.ok(cached.includes('/tensorscope-web_bg.wasm') && cached.includes('/worker.js'), `${cached}`);
 
   await context.setOffline(true);
   await s.srv.close(); // and the server is gone too
@@ -22,6 +22,14 @@ test('the service worker serves the app offline after the first visit', async ()
   await page.reload();
   await v.waitLoaded('sample: gguf_v3_le.gguf');
   assert.equal(await v.text('summary-tensors'), '37');
+  // Values decode offline too, on the worker pool (its script and wasm from the cache).
+  await v.selectTensor('token_embd.weight');
+  await v.waitHistogram();
+  await page.locator('[data-testid=sel-whole]').check();
+  await page.locator('[data-testid=run-hist]').click();
+  await page.waitForFunction(() => /whole tensor/.test(document.querySelector('[data-testid=hist-what]')?.textContent ?? ''));
+  const workers = Number(await page.locator('[data-testid=hist-what]').getAttribute('data-workers'));
+  assert.ok(workers >= 1, `offline, decoded in ${workers} workers`);
   assert.equal(s.srv.requests.length, before, 'nothing reached the server');
   await context.setOffline(false);
   const errs = s.browser.errors.filter((e) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(e));

@@ -9,14 +9,15 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 use super::check::CheckOutcome;
+use super::npy::{npy_job, NpyJob};
 use super::scan::{scan_target, scan_targets, HistogramSink, NonFiniteSink, ScanOutcome, ValueScan, ValuesError};
 use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Progress};
-use crate::engine::decode::{codec_for, BlockCodec};
+use crate::engine::decode::BlockCodec;
 use crate::engine::gguf::GgmlType;
 use crate::engine::model::{Checkpoint, Dtype, Extent, Tensor};
-use crate::engine::plan::{plan, Plan, Selection};
+use crate::engine::plan::{Plan, Selection};
 use crate::engine::safetensors::Dtype as StDtype;
 use crate::engine::step::FeedError;
 
@@ -52,18 +53,22 @@ impl TensorRef {
         Some(TensorRef { dtype, shape: t.shape.clone(), file: t.file, offset: r.start, nbytes: r.len(), file_len })
     }
 
-    /// The plan and codec of `sel` over the tensor.
-    fn target(&self, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
+    /// The tensor (unnamed), its extent checked anew.
+    fn tensor(&self) -> Result<Tensor, ValuesError> {
         let dtype = match self.dtype.split_once(':') {
             Some(("st", name)) => StDtype::from_name(name).map(Dtype::Safetensors),
             Some(("ggml", id)) => id.parse().ok().map(|id| Dtype::Ggml(GgmlType(id))),
             _ => None,
         }
         .ok_or_else(|| ValuesError::Undecodable(self.dtype.clone()))?;
-        let codec = codec_for(&dtype).ok_or_else(|| ValuesError::Undecodable(dtype.name()))?;
-        let extent =
-            Extent::check(&dtype, &self.shape, self.offset, self.nbytes, self.file_len).map_err(ValuesError::Lost)?;
-        Ok((plan(self.file, &extent, &codec, sel).map_err(ValuesError::Plan)?, codec))
+        let data = Extent::check(&dtype, &self.shape, self.offset, self.nbytes, self.file_len);
+        let (shape, file, offset, nbytes) = (self.shape.clone(), self.file, Some(self.offset), self.nbytes);
+        Ok(Tensor { name: String::new(), dtype, shape, file, offset, nbytes, data })
+    }
+
+    /// The plan and codec of `sel` over the tensor.
+    fn target(&self, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
+        scan_target(&self.tensor()?, sel)
     }
 }
 
@@ -76,6 +81,8 @@ pub enum Order {
     Scan { units: Vec<(TensorRef, Range<u64>)> },
     /// The SHA-256 of one file.
     Sha256 { file: usize, len: u64 },
+    /// A tensor as `.npy` bytes, streamed (see [`OrderJob::take_output`]).
+    Npy { tensor: TensorRef },
 }
 
 impl Order {
@@ -96,6 +103,8 @@ pub enum Reply {
     Histogram(Box<HistogramSink>),
     Scan(Vec<NonFiniteSink>),
     Sha256(String),
+    /// The last `.npy` bytes (the rest went out with [`OrderJob::take_output`]).
+    Npy(Vec<u8>),
 }
 
 impl Reply {
@@ -112,6 +121,9 @@ impl Reply {
             }
             Reply::Sha256(hex) => {
                 w.bytes(hex.as_bytes());
+            }
+            Reply::Npy(bytes) => {
+                w.bytes(bytes);
             }
         }
         w.0
@@ -137,6 +149,7 @@ impl Reply {
                 Reply::Scan(counts)
             }
             Order::Sha256 { .. } => Reply::Sha256(String::from_utf8(r.bytes()?).ok()?),
+            Order::Npy { .. } => Reply::Npy(r.bytes()?),
         };
         r.is_empty().then_some(reply)
     }
@@ -149,6 +162,7 @@ enum Running {
     Histogram(Box<ValueScan<HistogramSink>>),
     Scan(Box<ScanUnits>),
     Sha256(Sha256Job),
+    Npy(Box<NpyJob>),
 }
 
 /// The job of `order`, or why its tensor cannot be read.
@@ -175,7 +189,18 @@ pub fn order_job(order: &Order) -> Result<OrderJob, ValuesError> {
             }))
         }
         Order::Sha256 { file, len } => Running::Sha256(Sha256Job::new(vec![(*file, *len)])),
+        Order::Npy { tensor } => Running::Npy(Box::new(npy_job(&tensor.tensor()?)?)),
     }))
+}
+
+impl OrderJob {
+    /// Output produced so far, for orders that stream it (`.npy`); empty for the rest.
+    pub fn take_output(&mut self) -> Vec<u8> {
+        match &mut self.0 {
+            Running::Npy(j) => j.sink_mut().take(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl Job for OrderJob {
@@ -195,6 +220,10 @@ impl Job for OrderJob {
                 JobStep::Need(n) => JobStep::Need(n),
                 JobStep::Done(mut digests) => JobStep::Done(Reply::Sha256(digests.pop().unwrap_or_default())),
             },
+            Running::Npy(j) => match j.step() {
+                JobStep::Need(n) => JobStep::Need(n),
+                JobStep::Done(mut sink) => JobStep::Done(Reply::Npy(sink.take())),
+            },
         }
     }
 
@@ -203,6 +232,7 @@ impl Job for OrderJob {
             Running::Histogram(j) => j.feed(file, offset, bytes),
             Running::Scan(j) => j.feed(file, offset, bytes),
             Running::Sha256(j) => j.feed(file, offset, bytes),
+            Running::Npy(j) => j.feed(file, offset, bytes),
         }
     }
 
@@ -211,6 +241,7 @@ impl Job for OrderJob {
             Running::Histogram(j) => j.progress(),
             Running::Scan(j) => j.progress(),
             Running::Sha256(j) => j.progress(),
+            Running::Npy(j) => j.progress(),
         }
     }
 
@@ -219,6 +250,7 @@ impl Job for OrderJob {
             Running::Histogram(j) => j.read_ahead(),
             Running::Scan(j) => j.read_ahead(),
             Running::Sha256(j) => j.read_ahead(),
+            Running::Npy(j) => j.read_ahead(),
         }
     }
 }

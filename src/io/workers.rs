@@ -1,0 +1,321 @@
+//! A pool of Web Workers that run the engine's work orders (`engine::job::work`) on other cores:
+//! the page never decodes or hashes. Each worker runs the viewer's own wasm (`worker.js`, served
+//! next to the viewer) and reads its own slices of the files: a `File` is structured-cloneable,
+//! a remote file travels as its pinned URL. Orders go out in turn, at most one per worker at a
+//! time; replies come back as bytes and are merged in order, so results equal the sequential
+//! job's to the bit. Where workers cannot start, [`Pool::get`] is `None` and callers run the
+//! sequential job on the page instead.
+//!
+//! Messages: page → worker `{id, order, sources}` (the order as JSON) and `{cancel: id}`;
+//! worker → page `{id, progress: [done, total]}` and `{id, part}` (streamed output), then `{id, reply, read, requests}` (bytes
+//! read per file, requests made) or
+//! `{id, error, cancelled}`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
+
+use super::blob::BlobSource;
+use super::driver::Cancel;
+use super::http::{HttpSource, Meter};
+use super::source::Source;
+use crate::engine::job::work::{Order, Reply};
+use crate::engine::job::RunError;
+use crate::engine::remote::Pin;
+
+/// Workers at most, whatever `navigator.hardwareConcurrency` says: each holds its own wasm memory.
+const MAX_WORKERS: usize = 4;
+
+/// A running order's progress callback.
+type OnProgress = Rc<dyn Fn(u64, u64)>;
+
+/// Where streamed output goes (`.npy` parts), in order.
+pub type OnPart = Rc<dyn Fn(Uint8Array)>;
+
+/// An order posted and not yet answered.
+struct Pending {
+    resolve: Function,
+    progress: OnProgress,
+    part: Option<OnPart>,
+}
+
+/// The page's workers.
+pub struct Pool {
+    workers: Vec<Worker>,
+    pending: Rc<RefCell<HashMap<u32, Pending>>>,
+    next_id: Cell<u32>,
+    /// Set when a worker fails to start (no script, no wasm): the pool is not used again.
+    broken: Rc<Cell<bool>>,
+}
+
+thread_local! {
+    static POOL: RefCell<Option<Option<Rc<Pool>>>> = const { RefCell::new(None) };
+}
+
+impl Pool {
+    /// The page's pool, started on first use; `None` where workers cannot run (no `Worker`, not
+    /// a page, or a worker that failed to start).
+    pub fn get() -> Option<Rc<Pool>> {
+        let pool = POOL.with(|p| p.borrow_mut().get_or_insert_with(Pool::start).clone())?;
+        (!pool.broken.get()).then_some(pool)
+    }
+
+    /// Workers in the pool.
+    pub fn size(&self) -> usize {
+        self.workers.len()
+    }
+
+    fn start() -> Option<Rc<Pool>> {
+        let window = web_sys::window()?;
+        let cores = window.navigator().hardware_concurrency() as usize;
+        let n = cores.clamp(1, MAX_WORKERS);
+        let opts = WorkerOptions::new();
+        opts.set_type(WorkerType::Module);
+        let pending: Rc<RefCell<HashMap<u32, Pending>>> = Rc::default();
+        let broken: Rc<Cell<bool>> = Rc::default();
+        let mut workers = Vec::with_capacity(n);
+        for _ in 0..n {
+            let w = Worker::new_with_options("worker.js", &opts).ok()?;
+            let pend = pending.clone();
+            let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| answer(&pend, &e.data()));
+            w.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+            on_message.forget();
+            let (pend, gone) = (pending.clone(), broken.clone());
+            let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+                // A worker that cannot start fails every order waiting: they rerun on the page.
+                gone.set(true);
+                for (_, p) in pend.borrow_mut().drain() {
+                    let _ = p.resolve.call1(&JsValue::NULL, &JsValue::from_str("worker failed"));
+                }
+            });
+            w.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+            on_error.forget();
+            workers.push(w);
+        }
+        Some(Rc::new(Pool { workers, pending, next_id: Cell::new(1), broken }))
+    }
+
+    /// Run `orders` over `sources` on the workers; their replies in order. `progress(done,
+    /// total)` sums the orders' bytes; once `cancel` is set, running orders are told to stop.
+    /// `Err(None)` when the workers failed (run the job on the page instead).
+    pub async fn run(
+        self: &Rc<Self>,
+        orders: Vec<Order>,
+        sources: &[Source],
+        cancel: &Cancel,
+        progress: impl Fn(u64, u64) + 'static,
+    ) -> Result<Vec<Reply>, Option<RunError>> {
+        self.run_streaming(orders, sources, cancel, progress, None).await
+    }
+
+    /// [`Pool::run`], with the output orders stream (`.npy`) handed to `on_part` as it comes.
+    /// Streamed output is in order only for a single order.
+    pub async fn run_streaming(
+        self: &Rc<Self>,
+        orders: Vec<Order>,
+        sources: &[Source],
+        cancel: &Cancel,
+        progress: impl Fn(u64, u64) + 'static,
+        on_part: Option<OnPart>,
+    ) -> Result<Vec<Reply>, Option<RunError>> {
+        let n = orders.len();
+        let orders = Rc::new(orders);
+        let sources_js: Array = sources.iter().map(source_to_js).collect();
+        let state = Rc::new(RunState {
+            next: Cell::new(0),
+            replies: RefCell::new((0..n).map(|_| None).collect()),
+            done: RefCell::new(vec![(0, 0); n]),
+            error: RefCell::new(None),
+            progress: Box::new(progress),
+            on_part,
+        });
+        let lanes: Array = (0..self.workers.len().min(n))
+            .map(|w| {
+                let (pool, orders, state) = (self.clone(), orders.clone(), state.clone());
+                let (sources_js, cancel, sources) = (sources_js.clone(), cancel.clone(), sources.to_vec());
+                future_to_promise(async move {
+                    pool.lane(w, &orders, &sources_js, &sources, &cancel, &state).await;
+                    Ok(JsValue::UNDEFINED)
+                })
+            })
+            .map(JsValue::from)
+            .collect();
+        let _ = JsFuture::from(Promise::all(&lanes)).await;
+        if let Some(e) = state.error.borrow_mut().take() {
+            return Err(e);
+        }
+        if cancel.is_cancelled() {
+            return Err(Some(RunError::Cancelled));
+        }
+        let replies: Option<Vec<Reply>> = state.replies.borrow_mut().drain(..).collect();
+        replies.ok_or(Some(RunError::Read("a worker's reply is missing".into())))
+    }
+
+    /// One worker taking orders in turn until none are left, one fails, or the run is cancelled.
+    async fn lane(
+        &self,
+        w: usize,
+        orders: &[Order],
+        sources_js: &Array,
+        sources: &[Source],
+        cancel: &Cancel,
+        s: &Rc<RunState>,
+    ) {
+        loop {
+            let i = s.next.get();
+            if i >= orders.len() || s.error.borrow().is_some() || cancel.is_cancelled() {
+                return;
+            }
+            s.next.set(i + 1);
+            let id = self.next_id.get();
+            self.next_id.set(id.wrapping_add(1));
+            let (state, worker, told) = (s.clone(), self.workers[w].clone(), Cell::new(false));
+            let on_progress = {
+                let cancel = cancel.clone();
+                Rc::new(move |done, total| {
+                    if cancel.is_cancelled() && !told.replace(true) {
+                        let _ = worker.post_message(&object(&[("cancel", JsValue::from(id))]));
+                    }
+                    state.done.borrow_mut()[i] = (done, total);
+                    let (d, t) = state.done.borrow().iter().fold((0, 0), |(a, b), &(d, t)| (a + d, b + t));
+                    (state.progress)(d, t);
+                })
+            };
+            let answered = Promise::new(&mut |resolve, _| {
+                let part = s.on_part.clone();
+                self.pending.borrow_mut().insert(id, Pending { resolve, progress: on_progress.clone(), part });
+            });
+            let msg = object(&[
+                ("id", JsValue::from(id)),
+                ("order", JsValue::from_str(&orders[i].to_json())),
+                ("sources", sources_js.into()),
+            ]);
+            if self.workers[w].post_message(&msg).is_err() {
+                self.pending.borrow_mut().remove(&id);
+                *s.error.borrow_mut() = Some(None);
+                return;
+            }
+            let answer = JsFuture::from(answered).await.unwrap_or(JsValue::NULL);
+            match read_answer(&orders[i], &answer, sources) {
+                Ok(reply) => s.replies.borrow_mut()[i] = Some(reply),
+                Err(e) => {
+                    let mut error = s.error.borrow_mut();
+                    if error.is_none() {
+                        *error = Some(e);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// What the lanes of one run share.
+struct RunState {
+    next: Cell<usize>,
+    replies: RefCell<Vec<Option<Reply>>>,
+    /// Per order, its last (done, total).
+    done: RefCell<Vec<(u64, u64)>>,
+    /// The first failure: `None` inside for workers that failed (rerun on the page).
+    error: RefCell<Option<Option<RunError>>>,
+    progress: Box<dyn Fn(u64, u64)>,
+    on_part: Option<OnPart>,
+}
+
+/// A worker's message to the page: progress goes to its order's callback, a final answer
+/// resolves its order.
+fn answer(pending: &Rc<RefCell<HashMap<u32, Pending>>>, msg: &JsValue) {
+    let Some(id) = get(msg, "id").as_f64().map(|v| v as u32) else { return };
+    if let Ok(part) = get(msg, "part").dyn_into::<Uint8Array>() {
+        let cb = pending.borrow().get(&id).and_then(|p| p.part.clone());
+        if let Some(cb) = cb {
+            cb(part);
+        }
+        return;
+    }
+    let progress = get(msg, "progress");
+    if progress.is_object() {
+        let p: Array = progress.unchecked_into();
+        let (done, total) = (p.get(0).as_f64().unwrap_or(0.0) as u64, p.get(1).as_f64().unwrap_or(0.0) as u64);
+        let cb = pending.borrow().get(&id).map(|p| p.progress.clone());
+        if let Some(cb) = cb {
+            cb(done, total);
+        }
+        return;
+    }
+    if let Some(p) = pending.borrow_mut().remove(&id) {
+        let _ = p.resolve.call1(&JsValue::NULL, msg);
+    }
+}
+
+/// The reply in a worker's final answer, with the bytes it read counted on the page's sources.
+fn read_answer(order: &Order, answer: &JsValue, sources: &[Source]) -> Result<Reply, Option<RunError>> {
+    if !answer.is_object() {
+        return Err(None); // the worker failed
+    }
+    if let Some(e) = get(answer, "error").as_string() {
+        if get(answer, "cancelled").as_bool() == Some(true) {
+            return Err(Some(RunError::Cancelled));
+        }
+        return Err(Some(RunError::Read(e)));
+    }
+    let read = get(answer, "read");
+    // The set's sources share one meter: the worker's requests count once.
+    let mut requests = get(answer, "requests").as_f64().unwrap_or(0.0) as u64;
+    if read.is_object() {
+        let read: Array = read.unchecked_into();
+        for (i, s) in sources.iter().enumerate() {
+            let bytes = read.get(i as u32).as_f64().unwrap_or(0.0) as u64;
+            match s {
+                Source::Blob(b) => b.count_elsewhere(bytes),
+                Source::Http(h) => h.count_elsewhere(bytes, std::mem::take(&mut requests)),
+            }
+        }
+    }
+    let bytes: Uint8Array = get(answer, "reply").dyn_into().map_err(|_| Some(RunError::Read("no reply".into())))?;
+    Reply::from_bytes(order, &bytes.to_vec())
+        .ok_or_else(|| Some(RunError::Read("a worker's reply is malformed".into())))
+}
+
+/// A source as a worker receives it: the `Blob` itself, or `{url, pin}`.
+fn source_to_js(s: &Source) -> JsValue {
+    match s {
+        Source::Blob(b) => b.blob().into(),
+        Source::Http(h) => {
+            let (url, pin) = h.spec();
+            let pin = serde_json::to_string(&pin).expect("pins serialise");
+            object(&[("url", JsValue::from_str(&url)), ("pin", JsValue::from_str(&pin))]).into()
+        }
+    }
+}
+
+/// The source a worker reads, from [`source_to_js`]; remote reads count on `meter`.
+pub fn source_from_js(v: &JsValue, meter: &Meter) -> Result<Source, String> {
+    if let Some(blob) = v.dyn_ref::<web_sys::Blob>() {
+        return Ok(BlobSource::new(blob.clone()).into());
+    }
+    let url = get(v, "url").as_string().ok_or("a source is neither a Blob nor a URL")?;
+    let pin: Pin =
+        get(v, "pin").as_string().and_then(|p| serde_json::from_str(&p).ok()).ok_or("a URL without its pin")?;
+    Ok(HttpSource::pinned(&url, pin, meter).into())
+}
+
+/// `obj[key]`, or `undefined`.
+pub fn get(obj: &JsValue, key: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A plain object of `fields`.
+pub fn object(fields: &[(&str, JsValue)]) -> Object {
+    let o = Object::new();
+    for (k, v) in fields {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o
+}

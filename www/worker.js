@@ -1,0 +1,8 @@
+// A Tensorscope worker: the viewer's own wasm, reading and decoding off the page's thread
+// (see src/io/workers.rs). Messages that arrive while the wasm loads are kept for it.
+import init, { worker_main } from './tensorscope-web.js';
+
+const early = [];
+self.onmessage = (e) => early.push(e);
+await init();
+worker_main(early);
