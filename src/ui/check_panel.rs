@@ -102,16 +102,11 @@ pub fn CheckPanel() -> impl IntoView {
                 (true, false) => format!("SHA-256 of {files} files"),
                 _ => format!("NaN/Inf scan of {tensors} tensors"),
             };
-            let result = check(&cp, &sources, sha, scan, &c, move |done, total, phase| {
+            let result = check(&cp, &sources, sha, scan, &c, move |done, total| {
                 let now = now_ms();
                 if now - last > 100.0 && !c2.is_cancelled() {
                     last = now;
-                    let what = match phase {
-                        Some("sha256") => format!("SHA-256 of {files} files"),
-                        Some(_) => format!("NaN/Inf scan of {tensors} tensors"),
-                        None => passes.clone(),
-                    };
-                    job.set(Some(Pass { what, done, total, started }));
+                    job.set(Some(Pass { what: passes.clone(), done, total, started }));
                 }
             })
             .await;
