@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::engine::job::Values;
 use crate::engine::plan::Selection;
 
 /// A subcommand.
@@ -11,6 +12,7 @@ pub enum Command {
     Check,
     Hist,
     Export,
+    Diff,
 }
 
 /// A parsed command line.
@@ -28,6 +30,9 @@ pub struct Args {
     pub sha256: bool,
     pub scan: bool,
     pub expect: Option<PathBuf>,
+    /// `diff`: the paths of B (after `--vs`), and which values to compare (`None`: none).
+    pub vs: Vec<PathBuf>,
+    pub values: Option<Values>,
 }
 
 /// Most bins a histogram may have.
@@ -41,6 +46,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         "check" => Command::Check,
         "hist" => Command::Hist,
         "export" => Command::Export,
+        "diff" => Command::Diff,
         other => return Err(format!("unknown command '{other}'")),
     };
     let mut a = Args {
@@ -55,7 +61,10 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         sha256: false,
         scan: false,
         expect: None,
+        vs: Vec::new(),
+        values: Some(Values::Sample),
     };
+    let mut in_vs = false;
     let (mut elements, mut sample) = (None, None);
     let mut it = rest.iter();
     let mut only_paths = false;
@@ -63,6 +72,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
         let takes = |cmds: &[Command]| cmds.contains(&command);
         match arg.as_str() {
+            _ if only_paths && in_vs => a.vs.push(PathBuf::from(arg)),
             _ if only_paths => a.paths.push(PathBuf::from(arg)),
             "--" => only_paths = true,
             "--json" if command != Command::Export => a.json = true,
@@ -98,12 +108,25 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
                 a.expect = Some(PathBuf::from(value("--expect")?));
                 a.sha256 = true;
             }
+            "--vs" if takes(&[Command::Diff]) => in_vs = true,
+            "--values" if takes(&[Command::Diff]) => {
+                a.values = match value("--values")?.as_str() {
+                    "none" => None,
+                    "sample" => Some(Values::Sample),
+                    "all" => Some(Values::All),
+                    v => return Err(format!("--values takes none, sample or all, not '{v}'")),
+                }
+            }
             flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}' for {cmd}")),
+            path if in_vs => a.vs.push(PathBuf::from(path)),
             path => a.paths.push(PathBuf::from(path)),
         }
     }
     if a.paths.is_empty() {
         return Err("no PATH given".into());
+    }
+    if command == Command::Diff && a.vs.is_empty() {
+        return Err("diff needs --vs PATH... (the checkpoint to compare with)".into());
     }
     a.selection = match (elements, sample) {
         (Some(_), Some(_)) => return Err("--elements and --sample exclude each other".into()),
@@ -154,6 +177,10 @@ mod tests {
             "hist x --tensor t --sample lots",
             "export x --tensor t",
             "inspect x --npy y",
+            "diff a",
+            "diff a --vs",
+            "diff a --vs b --values some",
+            "inspect a --vs b",
         ] {
             assert!(parse_args(&args(bad)).is_err(), "{bad}");
         }
@@ -172,5 +199,12 @@ mod tests {
         assert!(a.scan && a.sha256 && a.expect.is_some());
         let a = parse_args(&args("export m --tensor w --npy out.npy")).unwrap();
         assert_eq!(a.npy, Some(PathBuf::from("out.npy")));
+        let a = parse_args(&args("diff a1 a2 --vs b1 b2 --values all --json")).unwrap();
+        assert_eq!(
+            (a.paths.len(), a.vs, a.values, a.json),
+            (2, vec![PathBuf::from("b1"), PathBuf::from("b2")], Some(Values::All), true)
+        );
+        assert_eq!(parse_args(&args("diff a --vs b --values none")).unwrap().values, None);
+        assert_eq!(parse_args(&args("diff a --vs b")).unwrap().values, Some(Values::Sample));
     }
 }

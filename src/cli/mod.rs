@@ -2,6 +2,7 @@
 
 mod args;
 mod check;
+mod diff;
 mod open;
 mod parallel;
 mod source;
@@ -35,6 +36,10 @@ commands:
                              --scales adds the distribution of block scales)
   export PATH... --tensor NAME --npy OUT
                              the decoded tensor as .npy (float32, or the stored integer type)
+  diff A... --vs B... [--values none|sample|all] [--json]
+                             what differs between two checkpoints: tensors (dtype, shape,
+                             size; values of tensors both hold, a sample by default: NMSE,
+                             cosine, max |a-b|) and metadata; exit 1 when anything differs
 
 exit status: 0 no error-level finding, 1 an error-level finding, 2 usage or I/O error";
 
@@ -58,6 +63,24 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return 2;
         }
     };
+    if args.command == Command::Diff {
+        let b = match open_paths(&args.vs) {
+            Ok((b, _)) => b,
+            Err(e) => {
+                let _ = writeln!(err, "tensorscope: {e}");
+                return 2;
+            }
+        };
+        let written = diff::compare(&cp, &b, args.values)
+            .and_then(|d| diff::write(&cp, &b, &d, args.json, out).map_err(|e| e.to_string()));
+        return match written {
+            Ok(same) => i32::from(!same),
+            Err(e) => {
+                let _ = writeln!(err, "tensorscope: {e}");
+                2
+            }
+        };
+    }
     if matches!(args.command, Command::Hist | Command::Export) {
         return match values::run(&args, &cp, out) {
             Ok(()) => 0,
@@ -88,7 +111,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
         (Command::Inspect, false) => text::inspect(&cp, out),
         (Command::Check, false) => text::check(&report, &outcome, out),
-        (Command::Hist | Command::Export, _) => unreachable!("handled above"),
+        (Command::Hist | Command::Export | Command::Diff, _) => unreachable!("handled above"),
     };
     if let Err(e) = written {
         if e.kind() != std::io::ErrorKind::BrokenPipe {

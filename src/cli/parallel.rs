@@ -21,7 +21,7 @@ pub fn threads() -> usize {
 
 /// `work(i)` for every `i` in `0..n` on `threads` threads; the results in order of `i`, or the
 /// first error.
-fn map_units<T: Send>(
+pub fn map_units<T: Send>(
     n: usize,
     threads: usize,
     work: impl Fn(usize) -> Result<T, String> + Sync,

@@ -4,6 +4,8 @@ pub mod check;
 pub mod check_report;
 pub mod codes;
 pub mod decode;
+pub mod diff;
+pub mod diff_report;
 pub mod dupes;
 pub mod findings;
 pub mod fuzz;

@@ -1,0 +1,68 @@
+//! `diff`: two checkpoints (each a file or a set) compared, headers and, for tensors both hold
+//! in the same shape, values (a sample by default), pairs compared on every core.
+
+use std::io::Write;
+
+use super::parallel::{map_units, threads};
+use super::source::run_job;
+use crate::engine::diff::{diff, Diff, Status};
+use crate::engine::diff_report::DiffReport;
+use crate::engine::job::{compare_job, CompareError, Values};
+use crate::engine::model::Checkpoint;
+
+/// The diff of `a` and `b`, values compared as `values` says (`None`: not at all).
+pub fn compare(a: &Checkpoint, b: &Checkpoint, values: Option<Values>) -> Result<Diff, String> {
+    let mut d = diff(a, b);
+    let Some(values) = values else { return Ok(d) };
+    let pairs: Vec<(usize, usize, usize)> =
+        d.tensors.iter().enumerate().filter_map(|(i, p)| Some((i, p.a?, p.b?))).collect();
+    let paths: Vec<&str> = a.files.iter().chain(&b.files).map(|f| f.path.as_str()).collect();
+    let lens: Vec<u64> = a.files.iter().chain(&b.files).map(|f| f.size).collect();
+    let results = map_units(pairs.len(), threads(), |k| {
+        let (_, ia, ib) = pairs[k];
+        match compare_job(&a.tensors[ia], &b.tensors[ib], a.files.len(), values) {
+            Ok(job) => run_job(job, &paths, lens.clone(), |_| Ok(())).map(Some),
+            // Tensors that cannot be compared (a shape change, an undecodable dtype) keep
+            // their header status.
+            Err(CompareError::Shapes(..) | CompareError::Values(_)) => Ok(None),
+        }
+    })?;
+    for ((i, _, _), v) in pairs.iter().zip(results) {
+        if let Some(v) = v {
+            d.set_values(*i, v);
+        }
+    }
+    Ok(d)
+}
+
+/// Print the diff (JSON or text); `Ok(true)` when the two are the same.
+pub fn write(a: &Checkpoint, b: &Checkpoint, d: &Diff, json: bool, out: &mut dyn Write) -> std::io::Result<bool> {
+    if json {
+        out.write_all(DiffReport { a, b, diff: d }.to_text().as_bytes())?;
+        return Ok(d.is_same());
+    }
+    let esc = super::text::escape;
+    let [same, changed, only_a, only_b] = d.counts();
+    writeln!(out, "tensors: {same} same, {changed} changed, {only_a} only in A, {only_b} only in B")?;
+    for p in d.tensors.iter().filter(|p| p.status != Status::Same) {
+        let (ta, tb) = (p.a.map(|i| &a.tensors[i]), p.b.map(|i| &b.tensors[i]));
+        let name = ta.or(tb).map_or(String::new(), |t| esc(&t.name).to_string());
+        let side = |t: Option<&crate::engine::model::Tensor>| {
+            t.map_or("-".to_owned(), |t| format!("{} {:?}", t.dtype.name(), t.shape))
+        };
+        write!(out, "  {:<8} {name}  {} -> {}", p.status.name(), side(ta), side(tb))?;
+        if let Some(v) = &p.values {
+            write!(
+                out,
+                "  nmse {:.3e} cosine {:.6} max|a-b| {:.3e} ({} values)",
+                v.nmse, v.cosine, v.max_abs, v.compared
+            )?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "metadata: {} keys differ", d.metadata.len())?;
+    for m in &d.metadata {
+        writeln!(out, "  {:<8} {}", m.status.name(), esc(&m.key))?;
+    }
+    Ok(d.is_same())
+}

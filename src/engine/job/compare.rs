@@ -1,0 +1,290 @@
+//! The value diff of two tensors (of one checkpoint or of two): both sides decoded by the same
+//! scans as histograms, element for element in numpy order, over windows of elements both
+//! codecs read in whole blocks: a sample spread evenly over the tensor, or every element.
+//! Memory stays bounded: one window of each side at a time.
+
+use super::scan::{scan_target, Sink, ValueScan, ValuesError};
+use super::{Job, JobStep, Progress};
+use crate::engine::decode::{codec_for, BlockCodec};
+use crate::engine::model::Tensor;
+use crate::engine::npy::numpy_shape;
+use crate::engine::plan::{Plan, Selection};
+use crate::engine::step::FeedError;
+
+/// Which values to compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Values {
+    /// [`SAMPLE_WINDOWS`] windows of about [`SAMPLE_WINDOW`] elements spread over the tensor
+    /// (every element of a small one).
+    Sample,
+    /// Every element.
+    All,
+}
+
+/// Windows of a sample, and their elements (rounded up to whole blocks of both sides).
+pub const SAMPLE_WINDOWS: u64 = 64;
+pub const SAMPLE_WINDOW: u64 = 4096;
+/// Elements per window when every element is compared.
+const ALL_WINDOW: u64 = 1 << 20;
+
+/// How far two tensors' values are apart, over the elements compared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueDiff {
+    /// Pairs compared (both values finite; other pairs count in `identical` only).
+    pub compared: u64,
+    /// Σ(a−b)² / Σa² (0 when both are all zeros; infinite when only A is).
+    pub nmse: f64,
+    /// Σab / √(Σa² Σb²) (1 when both are all zeros, 0 when one is).
+    pub cosine: f64,
+    pub max_abs: f64,
+    /// Whether every pair was bit for bit equal (NaN matching NaN).
+    pub identical: bool,
+}
+
+/// Why two tensors' values cannot be compared.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CompareError {
+    /// A side cannot be read (its dtype, or where its data lies).
+    Values(ValuesError),
+    /// The sides hold different shapes (in numpy order).
+    Shapes(Vec<u64>, Vec<u64>),
+}
+
+impl std::fmt::Display for CompareError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompareError::Values(e) => write!(f, "{e}"),
+            CompareError::Shapes(a, b) => write!(f, "the shapes differ: {a:?} and {b:?}"),
+        }
+    }
+}
+
+/// Collects a window's values in order.
+#[derive(Debug, Default)]
+struct Collect(Vec<f32>);
+
+impl Sink for Collect {
+    fn values(&mut self, _first_elem: u64, values: &[f32]) {
+        self.0.extend_from_slice(values);
+    }
+}
+
+/// The value diff job of `a` and `b`. `b_files` is where B's files start among the job's files
+/// (0 for two tensors of one checkpoint; A's file count for two checkpoints).
+pub fn compare_job(a: &Tensor, b: &Tensor, b_files: usize, values: Values) -> Result<CompareJob, CompareError> {
+    let (sa, sb) = (numpy_shape(a), numpy_shape(b));
+    if sa != sb {
+        return Err(CompareError::Shapes(sa, sb));
+    }
+    let mut b = b.clone();
+    b.file += b_files;
+    let codec =
+        |t: &Tensor| codec_for(&t.dtype).ok_or_else(|| CompareError::Values(ValuesError::Undecodable(t.dtype.name())));
+    let (ca, cb) = (codec(a)?, codec(&b)?);
+    let elems = a.elems().unwrap_or(0);
+    let unit = lcm(ca.block_elems as u64, cb.block_elems as u64);
+    let windows = windows(elems, unit, values);
+    let mut plans = Vec::with_capacity(windows.len());
+    for &(start, end) in &windows {
+        let sel = Selection::Elements { start, end };
+        let side = |t: &Tensor| scan_target(t, &sel).map_err(CompareError::Values);
+        plans.push((side(a)?, side(&b)?));
+    }
+    let total = plans.iter().map(|((pa, _), (pb, _))| pa.bytes + pb.bytes).sum();
+    Ok(CompareJob {
+        plans: plans.into_iter(),
+        current: None,
+        a_values: Vec::new(),
+        acc: Acc::default(),
+        done: 0,
+        total,
+    })
+}
+
+/// Element windows `(start, end)` of a tensor of `elems` elements, starting on multiples of
+/// `unit`.
+fn windows(elems: u64, unit: u64, values: Values) -> Vec<(u64, u64)> {
+    let (size, most) = match values {
+        Values::Sample => (SAMPLE_WINDOW.div_ceil(unit) * unit, SAMPLE_WINDOWS),
+        Values::All => (ALL_WINDOW.div_ceil(unit) * unit, u64::MAX),
+    };
+    let needed = elems.div_ceil(size);
+    if needed <= most {
+        return (0..needed).map(|k| (k * size, ((k + 1) * size).min(elems))).collect();
+    }
+    // Spread evenly: first window at 0, last ending at the end (both block-aligned).
+    let last = (elems - size) / unit * unit;
+    (0..most)
+        .map(|k| {
+            let start = ((u128::from(last) * u128::from(k) / u128::from(most - 1)) as u64) / unit * unit;
+            (start, start + size)
+        })
+        .collect()
+}
+
+fn lcm(a: u64, b: u64) -> u64 {
+    let gcd = |mut x: u64, mut y: u64| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    (a / gcd(a, b).max(1)).saturating_mul(b).max(1)
+}
+
+/// Sums over the pairs seen, in `f64`.
+#[derive(Debug, Clone)]
+struct Acc {
+    compared: u64,
+    diff2: f64,
+    a2: f64,
+    b2: f64,
+    ab: f64,
+    max_abs: f64,
+    identical: bool,
+}
+
+impl Default for Acc {
+    fn default() -> Self {
+        Acc { compared: 0, diff2: 0.0, a2: 0.0, b2: 0.0, ab: 0.0, max_abs: 0.0, identical: true }
+    }
+}
+
+impl Acc {
+    fn add(&mut self, a: &[f32], b: &[f32]) {
+        if a.len() != b.len() {
+            self.identical = false;
+        }
+        for (&x, &y) in a.iter().zip(b) {
+            let same = x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
+            self.identical &= same;
+            if !(x.is_finite() && y.is_finite()) {
+                continue;
+            }
+            let (x, y) = (f64::from(x), f64::from(y));
+            let d = x - y;
+            self.compared += 1;
+            self.diff2 += d * d;
+            self.a2 += x * x;
+            self.b2 += y * y;
+            self.ab += x * y;
+            self.max_abs = self.max_abs.max(d.abs());
+        }
+    }
+
+    fn result(&self) -> ValueDiff {
+        let nmse = match (self.a2 > 0.0, self.diff2 > 0.0) {
+            (true, _) => self.diff2 / self.a2,
+            (false, false) => 0.0,
+            (false, true) => f64::INFINITY,
+        };
+        let cosine = match (self.a2 > 0.0, self.b2 > 0.0) {
+            (true, true) => self.ab / (self.a2 * self.b2).sqrt(),
+            (false, false) => 1.0,
+            _ => 0.0,
+        };
+        ValueDiff { compared: self.compared, nmse, cosine, max_abs: self.max_abs, identical: self.identical }
+    }
+}
+
+/// The plan and codec of one side of a window.
+type Target = (Plan, BlockCodec);
+/// A window: A's side, then B's.
+type Side = (Target, Target);
+
+/// Reads each window of A, then the same window of B, and compares them.
+pub struct CompareJob {
+    plans: std::vec::IntoIter<Side>,
+    /// The scan under way: of A (with B's plan next) or of B.
+    current: Option<(ValueScan<Collect>, Option<Target>)>,
+    a_values: Vec<f32>,
+    acc: Acc,
+    done: u64,
+    total: u64,
+}
+
+impl Job for CompareJob {
+    type Output = ValueDiff;
+
+    fn step(&mut self) -> JobStep<ValueDiff> {
+        loop {
+            if let Some((scan, then_b)) = &mut self.current {
+                match scan.step() {
+                    JobStep::Need(n) => return JobStep::Need(n),
+                    JobStep::Done(Collect(values)) => {
+                        self.done += scan.progress().total;
+                        match then_b.take() {
+                            Some((plan, codec)) => {
+                                self.a_values = values;
+                                self.current = Some((ValueScan::new(plan, codec, Collect::default()), None));
+                            }
+                            None => {
+                                self.acc.add(&self.a_values, &values);
+                                self.current = None;
+                            }
+                        }
+                        continue;
+                    }
+                }
+            }
+            match self.plans.next() {
+                None => return JobStep::Done(self.acc.result()),
+                Some(((pa, ca), b)) => self.current = Some((ValueScan::new(pa, ca, Collect::default()), Some(b))),
+            }
+        }
+    }
+
+    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        match &mut self.current {
+            Some((scan, _)) => scan.feed(file, offset, bytes),
+            None => Ok(()),
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        let now = self.current.as_ref().map_or(0, |(s, _)| s.progress().done);
+        Progress { done: self.done + now, total: self.total }
+    }
+
+    fn read_ahead(&self) -> u64 {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_cover_small_tensors_and_spread_over_big_ones() {
+        assert_eq!(windows(10_000, 256, Values::Sample), vec![(0, 4096), (4096, 8192), (8192, 10_000)]);
+        let w = windows(100_000_000, 256, Values::Sample);
+        assert_eq!(w.len() as u64, SAMPLE_WINDOWS);
+        assert_eq!(w[0], (0, 4096));
+        assert_eq!(w.last().unwrap().1, (100_000_000 - 4096) / 256 * 256 + 4096);
+        assert!(w.iter().all(|&(s, e)| s % 256 == 0 && e - s == 4096 && e <= 100_000_000));
+        assert!(w.windows(2).all(|p| p[0].1 <= p[1].0), "no overlap");
+        let all = windows(3 << 20, 32, Values::All);
+        assert_eq!(all, vec![(0, 1 << 20), (1 << 20, 2 << 20), (2 << 20, 3 << 20)]);
+        assert_eq!(windows(0, 1, Values::Sample), vec![]);
+        assert_eq!(lcm(256, 32), 256);
+        assert_eq!(lcm(1, 1), 1);
+        assert_eq!(lcm(64, 256), 256);
+    }
+
+    #[test]
+    fn sums_give_nmse_cosine_and_identity() {
+        let mut acc = Acc::default();
+        acc.add(&[1.0, 2.0, f32::NAN], &[1.0, 2.0, f32::NAN]);
+        let r = acc.result();
+        assert_eq!((r.compared, r.nmse, r.cosine, r.max_abs, r.identical), (2, 0.0, 1.0, 0.0, true));
+        acc.add(&[3.0], &[1.0]);
+        let r = acc.result();
+        assert!(!r.identical);
+        assert!((r.nmse - 4.0 / 14.0).abs() < 1e-15 && r.max_abs == 2.0);
+        assert!((r.cosine - 8.0 / (14f64 * 6.0).sqrt()).abs() < 1e-15);
+        let mut zeros = Acc::default();
+        zeros.add(&[0.0, 0.0], &[0.0, 1.0]);
+        assert_eq!((zeros.result().nmse, zeros.result().cosine), (f64::INFINITY, 0.0));
+    }
+}

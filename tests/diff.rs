@@ -1,0 +1,184 @@
+//! `tensorscope diff`: two checkpoints compared by header and, on demand, by value; the JSON
+//! follows the README's contract and the exit status says whether anything differs.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use serde_json::Value as Json;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tensorscope-diff-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A safetensors file of F32 tensors `(name, values)` and `__metadata__` pairs.
+fn write_f32(path: &Path, tensors: &[(&str, Vec<f32>)], meta: &[(&str, &str)]) {
+    let mut header = serde_json::Map::new();
+    let mut at = 0usize;
+    for (name, v) in tensors {
+        let n = v.len() * 4;
+        header.insert(
+            (*name).into(),
+            serde_json::json!({"dtype": "F32", "shape": [v.len()], "data_offsets": [at, at + n]}),
+        );
+        at += n;
+    }
+    let m: serde_json::Map<String, Json> = meta.iter().map(|(k, v)| ((*k).into(), Json::from(*v))).collect();
+    header.insert("__metadata__".into(), Json::Object(m));
+    let mut bytes = safetensors(&serde_json::to_string(&header).unwrap(), 0);
+    for (_, v) in tensors {
+        bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn diff(a: &Path, b: &Path, extra: &[&str]) -> (i32, Json) {
+    let mut args = vec!["diff", a.to_str().unwrap(), "--vs", b.to_str().unwrap(), "--json"];
+    args.extend_from_slice(extra);
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(&args).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    (out.status.code().unwrap(), serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")))
+}
+
+fn entry<'a>(j: &'a Json, name: &str) -> &'a Json {
+    j["tensors"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name}"))
+}
+
+#[test]
+fn a_fine_tune_against_its_base_tensor_by_tensor_and_key_by_key() {
+    let dir = temp_dir("finetune");
+    let mut rng = Rng(7);
+    let mut values = |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.next() % 2001) as f32 / 1000.0 - 1.0).collect() };
+    let (embed, attn, gone, norm) = (values(300), values(64), values(16), values(8));
+    let base = dir.join("base.safetensors");
+    write_f32(
+        &base,
+        &[("embed", embed.clone()), ("attn", attn.clone()), ("gone", gone), ("norm", norm.clone())],
+        &[("format", "pt"), ("note", "base")],
+    );
+    let mut tuned_attn = attn.clone();
+    for (i, v) in tuned_attn.iter_mut().enumerate().filter(|(i, _)| i % 3 == 0) {
+        *v += 0.01 * (i as f32 + 1.0);
+    }
+    let tuned = dir.join("tuned.safetensors");
+    write_f32(
+        &tuned,
+        &[
+            ("embed", embed.clone()),
+            ("attn", tuned_attn.clone()),
+            ("norm", norm[..4].to_vec()),
+            ("added", vec![1.0; 4]),
+        ],
+        &[("format", "pt"), ("note", "tuned"), ("extra", "x")],
+    );
+
+    let (code, j) = diff(&base, &tuned, &[]);
+    assert_eq!(code, 1, "they differ");
+    assert_eq!(j["a"]["format"], "safetensors");
+    assert_eq!(j["b"]["files"][0]["size"], std::fs::metadata(&tuned).unwrap().len());
+    assert_eq!(entry(&j, "embed")["status"], "same");
+    assert_eq!(entry(&j, "embed")["values"]["compared"], 300);
+    assert_eq!(entry(&j, "gone")["status"], "only_a");
+    assert_eq!(entry(&j, "gone")["b"], Json::Null);
+    assert_eq!(entry(&j, "added")["status"], "only_b");
+    assert_eq!(entry(&j, "added")["a"], Json::Null);
+    // A shape change: no values compared, status from the header.
+    let n = entry(&j, "norm");
+    assert_eq!((n["status"].as_str(), n.get("values")), (Some("changed"), None));
+    assert_eq!(n["a"]["shape"], serde_json::json!([8]));
+    // Same header, different values: changed, with the errors numpy would give.
+    let a = entry(&j, "attn");
+    assert_eq!(a["status"], "changed");
+    let (x, y): (Vec<f64>, Vec<f64>) =
+        (attn.iter().map(|&v| v.into()).collect(), tuned_attn.iter().map(|&v| v.into()).collect());
+    let d2: f64 = x.iter().zip(&y).map(|(p, q)| (p - q).powi(2)).sum();
+    let (a2, b2, ab): (f64, f64, f64) =
+        (x.iter().map(|p| p * p).sum(), y.iter().map(|q| q * q).sum(), x.iter().zip(&y).map(|(p, q)| p * q).sum());
+    let max = x.iter().zip(&y).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+    let v = &a["values"];
+    assert_eq!(v["compared"], 64);
+    assert!((v["nmse"].as_f64().unwrap() - d2 / a2).abs() < 1e-12, "{v}");
+    assert!((v["cosine"].as_f64().unwrap() - ab / (a2 * b2).sqrt()).abs() < 1e-12, "{v}");
+    assert_eq!(v["max_abs"].as_f64().unwrap(), max);
+    assert_eq!(j["summary"], serde_json::json!({"same": 1, "changed": 2, "only_a": 1, "only_b": 1}));
+    let keys: Vec<(&str, &str)> = j["metadata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["key"].as_str().unwrap(), m["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(keys, vec![("note", "changed"), ("extra", "only_b")]);
+    assert_eq!((j["metadata"][0]["a"].as_str(), j["metadata"][0]["b"].as_str()), (Some("base"), Some("tuned")));
+
+    // Headers only: the value change is not seen.
+    let (_, j) = diff(&base, &tuned, &["--values", "none"]);
+    assert_eq!(entry(&j, "attn")["status"], "same");
+    assert!(entry(&j, "attn").get("values").is_none());
+
+    // A checkpoint against itself: the same, exit 0.
+    let (code, j) = diff(&base, &base, &[]);
+    assert_eq!((code, j["summary"]["same"].as_u64()), (0, Some(4)));
+    assert_eq!(j["metadata"], serde_json::json!([]));
+}
+
+#[test]
+fn big_tensors_are_sampled_by_default_and_read_whole_on_request() {
+    let dir = temp_dir("sample");
+    let n = 1_000_000usize;
+    let base: Vec<f32> = (0..n).map(|i| (i % 977) as f32).collect();
+    let mut other = base.clone();
+    other[n / 2 + 1000] += 1.0; // between the sample's windows
+    let (a, b) = (dir.join("a.safetensors"), dir.join("b.safetensors"));
+    write_f32(&a, &[("w", base)], &[]);
+    write_f32(&b, &[("w", other)], &[]);
+    let (code, j) = diff(&a, &b, &[]);
+    assert_eq!(entry(&j, "w")["values"]["compared"], 64 * 4096);
+    assert_eq!((code, entry(&j, "w")["status"].as_str()), (0, Some("same")), "the sample misses the change");
+    let (code, j) = diff(&a, &b, &["--values", "all"]);
+    let v = &entry(&j, "w")["values"];
+    assert_eq!((code, v["compared"].as_u64(), v["max_abs"].as_f64()), (1, Some(n as u64), Some(1.0)));
+}
+
+#[test]
+fn a_quantized_tensor_is_compared_with_its_float_source() {
+    // The same 64 values as F32 in a GGUF and as Q8_0 (d = 0.5, q = i - 32): the values agree.
+    let dir = temp_dir("quant");
+    let want: Vec<f32> = (0..64).map(|i| (i as f32 - 32.0) * 0.5).collect();
+    let mut f = Gguf::header(3, 1, 0);
+    f.tensor("w", &[64], 0, 0).pad(32);
+    for v in &want {
+        f.raw(&v.to_le_bytes());
+    }
+    let mut q = Gguf::header(3, 1, 0);
+    q.tensor("w", &[64], 8, 0).pad(32);
+    for block in 0..2 {
+        q.raw(&half::f16::from_f32(0.5).to_le_bytes());
+        q.raw(&(0..32).map(|i| (block * 32 + i - 32) as i8 as u8).collect::<Vec<u8>>());
+    }
+    let (a, b) = (dir.join("f32.gguf"), dir.join("q8.gguf"));
+    std::fs::write(&a, f.build()).unwrap();
+    std::fs::write(&b, q.build()).unwrap();
+    let (code, j) = diff(&a, &b, &[]);
+    let w = entry(&j, "w");
+    assert_eq!((code, w["status"].as_str()), (1, Some("changed")), "the dtype changed");
+    assert_eq!((w["a"]["dtype"].as_str(), w["b"]["dtype"].as_str()), (Some("F32"), Some("Q8_0")));
+    let v = &w["values"];
+    assert_eq!((v["compared"].as_u64(), v["nmse"].as_f64(), v["cosine"].as_f64()), (Some(64), Some(0.0), Some(1.0)));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(["diff", "x.safetensors"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope"))
+        .args(["diff", "a", "--vs", "b", "--values", "most"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
