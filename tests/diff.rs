@@ -19,20 +19,25 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// A safetensors file of F32 tensors `(name, values)` and `__metadata__` pairs.
 fn write_f32(path: &Path, tensors: &[(&str, Vec<f32>)], meta: &[(&str, &str)]) {
+    let shaped: Vec<(&str, Vec<u64>, Vec<f32>)> =
+        tensors.iter().map(|(n, v)| (*n, vec![v.len() as u64], v.clone())).collect();
+    write_shaped(path, &shaped, meta);
+}
+
+/// [`write_f32`] with shapes.
+fn write_shaped(path: &Path, tensors: &[(&str, Vec<u64>, Vec<f32>)], meta: &[(&str, &str)]) {
     let mut header = serde_json::Map::new();
     let mut at = 0usize;
-    for (name, v) in tensors {
+    for (name, shape, v) in tensors {
         let n = v.len() * 4;
-        header.insert(
-            (*name).into(),
-            serde_json::json!({"dtype": "F32", "shape": [v.len()], "data_offsets": [at, at + n]}),
-        );
+        let entry = serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [at, at + n]});
+        header.insert((*name).into(), entry);
         at += n;
     }
     let m: serde_json::Map<String, Json> = meta.iter().map(|(k, v)| ((*k).into(), Json::from(*v))).collect();
     header.insert("__metadata__".into(), Json::Object(m));
     let mut bytes = safetensors(&serde_json::to_string(&header).unwrap(), 0);
-    for (_, v) in tensors {
+    for (_, _, v) in tensors {
         bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
     }
     std::fs::write(path, bytes).unwrap();
@@ -181,4 +186,77 @@ fn usage_errors_exit_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A llama-style model against its GGUF written by gguf-py as llama.cpp's converter writes it
+/// (its names, Q/K rows permuted, F32/F16/Q8_0/Q4_0): every tensor is matched and its errors are
+/// numpy's over gguf-py's dequantized values (tests/fixtures/make_diff_fixtures.py).
+#[test]
+fn a_gguf_is_compared_with_the_safetensors_it_was_converted_from() {
+    let dir = fixtures().join("diff");
+    let expected: Json = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    for values in ["all", "sample"] {
+        let (code, j) = diff(&dir.join("base.safetensors"), &dir.join("base-mixed.gguf"), &["--values", values]);
+        assert_eq!(code, 1);
+        assert_eq!(j["summary"]["only_a"], 0, "{values}: every Hugging Face tensor found");
+        assert_eq!(j["summary"]["only_b"], 0, "{values}: every GGUF tensor matched");
+        for (name, want) in expected.as_object().unwrap() {
+            let t = entry(&j, name);
+            assert_eq!(t["b_name"], want["gguf"], "{name}");
+            let v = &t["values"];
+            assert_eq!(v["compared"], want["compared"], "{values} {name}: small tensors are compared whole");
+            for k in ["nmse", "cosine", "max_abs"] {
+                let (got, want) = (v[k].as_f64().unwrap(), want[k].as_f64().unwrap());
+                assert!((got - want).abs() <= 1e-9 * want.abs().max(1e-12), "{name} {k}: {got} vs numpy {want}");
+            }
+            // Unquantized F32 tensors (the permuted K among them) are the same tensor.
+            let same = want["type"] == "F32";
+            assert_eq!(t["status"] == "same", same, "{name}: {}", t["status"]);
+        }
+    }
+    // The fine-tune: v_proj changed, lm_head removed, one tensor added, a metadata value changed.
+    let (_, j) = diff(&dir.join("base.safetensors"), &dir.join("tuned.safetensors"), &[]);
+    assert_eq!(j["summary"], serde_json::json!({"same": 10, "changed": 1, "only_a": 1, "only_b": 1}));
+    assert_eq!(entry(&j, "model.layers.0.self_attn.v_proj.weight")["status"], "changed");
+    assert_eq!(entry(&j, "lm_head.weight")["status"], "only_a");
+    assert_eq!(entry(&j, "model.layers.0.extra.weight")["status"], "only_b");
+    assert_eq!(j["metadata"][0]["key"], "note");
+}
+
+/// Mixtral-style experts, one Hugging Face tensor each, against the GGUF tensor that stacks them:
+/// each expert is compared with its slice.
+#[test]
+fn experts_are_compared_with_their_slice_of_the_stack() {
+    let dir = temp_dir("experts");
+    let expert = |e: usize| -> Vec<f32> { (0..4 * 32).map(|i| (e * 1000 + i) as f32).collect() };
+    let hf = dir.join("hf.safetensors");
+    let name = |e: usize| format!("model.layers.0.block_sparse_moe.experts.{e}.w1.weight");
+    let (n0, n1) = (name(0), name(1));
+    write_shaped(&hf, &[(&n0, vec![4, 32], expert(0)), (&n1, vec![4, 32], expert(1))], &[]);
+    let mut g = Gguf::header(3, 1, 1);
+    g.kv_str("general.architecture", "llama");
+    g.tensor("blk.0.ffn_gate_exps.weight", &[32, 4, 2], 0, 0).pad(32);
+    let mut stacked = expert(0);
+    stacked.extend(expert(1));
+    stacked[4 * 32 + 5] += 0.5; // expert 1 differs in one element
+    for v in &stacked {
+        g.raw(&v.to_le_bytes());
+    }
+    let gguf = dir.join("moe.gguf");
+    std::fs::write(&gguf, g.build()).unwrap();
+    let (_, j) = diff(&hf, &gguf, &["--values", "all"]);
+    let (e0, e1) = (entry(&j, &n0), entry(&j, &n1));
+    assert_eq!(
+        (e0["b_name"].as_str(), e1["b_name"].as_str()),
+        (Some("blk.0.ffn_gate_exps.weight"), Some("blk.0.ffn_gate_exps.weight"))
+    );
+    assert_eq!((e0["status"].as_str(), e0["values"]["max_abs"].as_f64()), (Some("same"), Some(0.0)));
+    assert_eq!((e1["status"].as_str(), e1["values"]["max_abs"].as_f64()), (Some("changed"), Some(0.5)));
+    assert_eq!(j["summary"]["only_b"], 0);
+    // And the other way round: the stack against its experts.
+    let (_, j) = diff(&gguf, &hf, &["--values", "all"]);
+    let stack: Vec<&Json> =
+        j["tensors"].as_array().unwrap().iter().filter(|t| t["name"] == "blk.0.ffn_gate_exps.weight").collect();
+    assert_eq!(stack.len(), 2, "one entry per expert");
+    assert_eq!(stack[1]["values"]["max_abs"].as_f64(), Some(0.5));
 }

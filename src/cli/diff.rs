@@ -7,27 +7,27 @@ use super::parallel::{map_units, threads};
 use super::source::run_job;
 use crate::engine::diff::{diff, Diff, Status};
 use crate::engine::diff_report::DiffReport;
-use crate::engine::job::{compare_job, CompareError, Values};
+use crate::engine::job::{compare_job, CompareError, Pairing, Values};
 use crate::engine::model::Checkpoint;
 
 /// The diff of `a` and `b`, values compared as `values` says (`None`: not at all).
 pub fn compare(a: &Checkpoint, b: &Checkpoint, values: Option<Values>) -> Result<Diff, String> {
     let mut d = diff(a, b);
     let Some(values) = values else { return Ok(d) };
-    let pairs: Vec<(usize, usize, usize)> =
-        d.tensors.iter().enumerate().filter_map(|(i, p)| Some((i, p.a?, p.b?))).collect();
+    let pairs: Vec<(usize, usize, usize, Pairing)> =
+        d.tensors.iter().enumerate().filter_map(|(i, p)| Some((i, p.a?, p.b?, p.pairing))).collect();
     let paths: Vec<&str> = a.files.iter().chain(&b.files).map(|f| f.path.as_str()).collect();
     let lens: Vec<u64> = a.files.iter().chain(&b.files).map(|f| f.size).collect();
     let results = map_units(pairs.len(), threads(), |k| {
-        let (_, ia, ib) = pairs[k];
-        match compare_job(&a.tensors[ia], &b.tensors[ib], a.files.len(), values) {
+        let (_, ia, ib, pairing) = pairs[k];
+        match compare_job(&a.tensors[ia], &b.tensors[ib], a.files.len(), values, pairing) {
             Ok(job) => run_job(job, &paths, lens.clone(), |_| Ok(())).map(Some),
             // Tensors that cannot be compared (a shape change, an undecodable dtype) keep
             // their header status.
             Err(CompareError::Shapes(..) | CompareError::Values(_)) => Ok(None),
         }
     })?;
-    for ((i, _, _), v) in pairs.iter().zip(results) {
+    for ((i, ..), v) in pairs.iter().zip(results) {
         if let Some(v) = v {
             d.set_values(*i, v);
         }

@@ -4,8 +4,11 @@
 
 use std::collections::HashMap;
 
-use super::job::ValueDiff;
-use super::model::{Checkpoint, MetaValue};
+use super::gguf::Value;
+use super::job::{Pairing, ValueDiff};
+use super::model::{Checkpoint, Format, MetaValue, Tensor};
+use super::names::{self, Placement};
+use super::npy::numpy_shape;
 
 /// How an item of A relates to B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +39,8 @@ pub struct TensorPair {
     pub status: Status,
     /// How far the values are apart, once compared ([`Diff::set_values`]).
     pub values: Option<ValueDiff>,
+    /// How their elements pair up (a GGUF and its Hugging Face source: see [`names`]).
+    pub pairing: Pairing,
 }
 
 /// A metadata key that differs (indices into each checkpoint's metadata).
@@ -56,26 +61,50 @@ pub struct Diff {
     pub metadata: Vec<MetaPair>,
 }
 
-/// The header diff of `a` and `b`: tensors match by name; a pair is the same when dtype, shape
-/// and byte size agree (values are compared apart).
+/// The header diff of `a` and `b`: tensors match by name (a GGUF and a safetensors checkpoint
+/// by the converter's names, [`names::gguf_name`]); a pair is the same when dtype and shape (in
+/// numpy order) agree (values are compared apart).
 pub fn diff(a: &Checkpoint, b: &Checkpoint) -> Diff {
-    let b_tensors: HashMap<&str, usize> = b.tensors.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
+    let matches = match (a.format, b.format) {
+        (Format::Safetensors, Format::Gguf) => mapped(a, b, false),
+        (Format::Gguf, Format::Safetensors) => mapped(b, a, true),
+        _ => {
+            let by_name: HashMap<&str, usize> =
+                b.tensors.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
+            let pair = |t: &Tensor| by_name.get(t.name.as_str()).map(|&j| (j, Pairing::Same));
+            a.tensors.iter().map(|t| pair(t).into_iter().collect()).collect()
+        }
+    };
     let mut matched = vec![false; b.tensors.len()];
     let mut tensors = Vec::with_capacity(a.tensors.len());
-    for (i, ta) in a.tensors.iter().enumerate() {
-        match b_tensors.get(ta.name.as_str()) {
-            Some(&j) => {
-                matched[j] = true;
-                let tb = &b.tensors[j];
-                let same = ta.dtype == tb.dtype && ta.shape == tb.shape && ta.nbytes == tb.nbytes;
-                let status = if same { Status::Same } else { Status::Changed };
-                tensors.push(TensorPair { a: Some(i), b: Some(j), status, values: None });
-            }
-            None => tensors.push(TensorPair { a: Some(i), b: None, status: Status::OnlyA, values: None }),
+    for (i, (ta, found)) in a.tensors.iter().zip(matches).enumerate() {
+        if found.is_empty() {
+            tensors.push(TensorPair {
+                a: Some(i),
+                b: None,
+                status: Status::OnlyA,
+                values: None,
+                pairing: Pairing::Same,
+            });
+        }
+        for (j, pairing) in found {
+            matched[j] = true;
+            let tb = &b.tensors[j];
+            // Across formats the same type has two spellings (`Dtype::Safetensors(F32)` and
+            // `Dtype::Ggml(F32)`) and GGUF shapes are reversed: compare names and numpy shapes.
+            let same = ta.dtype.name() == tb.dtype.name() && same_elements(ta, tb, pairing);
+            let status = if same { Status::Same } else { Status::Changed };
+            tensors.push(TensorPair { a: Some(i), b: Some(j), status, values: None, pairing });
         }
     }
     let only_b = matched.iter().enumerate().filter(|(_, &m)| !m).map(|(j, _)| j);
-    tensors.extend(only_b.map(|j| TensorPair { a: None, b: Some(j), status: Status::OnlyB, values: None }));
+    tensors.extend(only_b.map(|j| TensorPair {
+        a: None,
+        b: Some(j),
+        status: Status::OnlyB,
+        values: None,
+        pairing: Pairing::Same,
+    }));
 
     let b_keys: HashMap<&str, usize> = b.metadata.iter().enumerate().map(|(i, (k, _))| (k.as_str(), i)).collect();
     let mut seen = vec![false; b.metadata.len()];
@@ -97,10 +126,61 @@ pub fn diff(a: &Checkpoint, b: &Checkpoint) -> Diff {
     Diff { tensors, metadata }
 }
 
+/// For each tensor of A, its tensors of B and how their elements pair: `hf` holds the Hugging
+/// Face names, `gguf` the converted ones; `gguf_is_a` says which side A is.
+fn mapped(hf: &Checkpoint, gguf: &Checkpoint, gguf_is_a: bool) -> Vec<Vec<(usize, Pairing)>> {
+    let text = |key: String| match gguf.meta(&key) {
+        Some(MetaValue::Gguf(v)) => v.as_u64(),
+        _ => None,
+    };
+    let arch = match gguf.meta("general.architecture") {
+        Some(MetaValue::Gguf(Value::String(s))) => s.clone(),
+        _ => String::new(),
+    };
+    let (heads, kv_heads) =
+        (text(format!("{arch}.attention.head_count")), text(format!("{arch}.attention.head_count_kv")));
+    let by_name: HashMap<&str, usize> = gguf.tensors.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
+    // For each HF tensor, its GGUF tensor and placement.
+    let found: Vec<Option<(usize, Placement)>> = hf
+        .tensors
+        .iter()
+        .map(|t| {
+            let (name, placement) = names::gguf_name(&t.name, &arch, heads, kv_heads)?;
+            by_name.get(name.as_str()).map(|&j| (j, placement))
+        })
+        .collect();
+    let pairing = |p: Placement| match p {
+        Placement::Same => Pairing::Same,
+        Placement::Expert { index } => Pairing::Expert { index, stacked_is_b: !gguf_is_a },
+        Placement::PermutedRows { heads } => Pairing::PermutedRows { heads, hf_is_a: !gguf_is_a },
+    };
+    if !gguf_is_a {
+        return found.into_iter().map(|f| f.map(|(j, p)| (j, pairing(p))).into_iter().collect()).collect();
+    }
+    let mut out = vec![Vec::new(); gguf.tensors.len()];
+    for (i, f) in found.into_iter().enumerate() {
+        if let Some((j, p)) = f {
+            out[j].push((i, pairing(p)));
+        }
+    }
+    out
+}
+
+/// Whether two tensors hold the same elements in the same numpy shape (an expert: its slice of
+/// the stack).
+fn same_elements(a: &Tensor, b: &Tensor, pairing: Pairing) -> bool {
+    let (sa, sb) = (numpy_shape(a), numpy_shape(b));
+    match pairing {
+        Pairing::Expert { stacked_is_b: true, .. } => sb.get(1..) == Some(&sa[..]),
+        Pairing::Expert { stacked_is_b: false, .. } => sa.get(1..) == Some(&sb[..]),
+        Pairing::Same => sa == sb && a.nbytes == b.nbytes,
+        Pairing::PermutedRows { .. } => sa == sb,
+    }
+}
+
 /// Whether two metadata values are equal: the same type and value; arrays by item type, length
 /// and the items kept (their place in the file does not matter).
 fn same_value(a: &MetaValue, b: &MetaValue) -> bool {
-    use super::gguf::Value;
     match (a, b) {
         (MetaValue::Gguf(Value::Array(x)), MetaValue::Gguf(Value::Array(y))) => {
             x.item_type == y.item_type && x.len == y.len && x.items.len() == y.items.len() && {

@@ -14,6 +14,7 @@ pub mod hist_report;
 pub mod histogram;
 pub mod job;
 pub mod model;
+pub mod names;
 pub mod naming;
 pub mod npy;
 pub mod open;

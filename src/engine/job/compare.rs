@@ -7,6 +7,7 @@ use super::scan::{scan_target, Sink, ValueScan, ValuesError};
 use super::{Job, JobStep, Progress};
 use crate::engine::decode::{codec_for, BlockCodec};
 use crate::engine::model::Tensor;
+use crate::engine::names::{permuted_row, unpermuted_row};
 use crate::engine::npy::numpy_shape;
 use crate::engine::plan::{Plan, Selection};
 use crate::engine::step::FeedError;
@@ -59,6 +60,17 @@ impl std::fmt::Display for CompareError {
     }
 }
 
+/// Where B's elements lie for A's (see [`crate::engine::names::Placement`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    /// Element for element.
+    Same,
+    /// One side is expert `index` of the other's stacked `[experts, …]` tensor.
+    Expert { index: u64, stacked_is_b: bool },
+    /// llama's Q/K row permutation, `heads` heads; `hf_is_a` when A holds the Hugging Face rows.
+    PermutedRows { heads: u64, hf_is_a: bool },
+}
+
 /// Collects a window's values in order.
 #[derive(Debug, Default)]
 struct Collect(Vec<f32>);
@@ -69,26 +81,58 @@ impl Sink for Collect {
     }
 }
 
-/// The value diff job of `a` and `b`. `b_files` is where B's files start among the job's files
-/// (0 for two tensors of one checkpoint; A's file count for two checkpoints).
-pub fn compare_job(a: &Tensor, b: &Tensor, b_files: usize, values: Values) -> Result<CompareJob, CompareError> {
+/// The value diff job of `a` and `b`, their elements paired as `pairing` says. `b_files` is
+/// where B's files start among the job's files (0 for two tensors of one checkpoint; A's file
+/// count for two checkpoints).
+pub fn compare_job(
+    a: &Tensor,
+    b: &Tensor,
+    b_files: usize,
+    values: Values,
+    pairing: Pairing,
+) -> Result<CompareJob, CompareError> {
     let (sa, sb) = (numpy_shape(a), numpy_shape(b));
-    if sa != sb {
-        return Err(CompareError::Shapes(sa, sb));
-    }
+    // The shape both sides are compared in.
+    let shape = match pairing {
+        Pairing::Expert { stacked_is_b: true, .. } if sb.len() == sa.len() + 1 && sb[1..] == sa[..] => sa.clone(),
+        Pairing::Expert { stacked_is_b: false, .. } if sa.len() == sb.len() + 1 && sa[1..] == sb[..] => sb.clone(),
+        Pairing::Same | Pairing::PermutedRows { .. } if sa == sb => sa.clone(),
+        _ => return Err(CompareError::Shapes(sa, sb)),
+    };
     let mut b = b.clone();
     b.file += b_files;
     let codec =
         |t: &Tensor| codec_for(&t.dtype).ok_or_else(|| CompareError::Values(ValuesError::Undecodable(t.dtype.name())));
     let (ca, cb) = (codec(a)?, codec(&b)?);
-    let elems = a.elems().unwrap_or(0);
+    let elems = shape.iter().product::<u64>();
     let unit = lcm(ca.block_elems as u64, cb.block_elems as u64);
-    let windows = windows(elems, unit, values);
-    let mut plans = Vec::with_capacity(windows.len());
-    for &(start, end) in &windows {
-        let sel = Selection::Elements { start, end };
-        let side = |t: &Tensor| scan_target(t, &sel).map_err(CompareError::Values);
-        plans.push((side(a)?, side(&b)?));
+    let pairs: Vec<((u64, u64), (u64, u64))> = match pairing {
+        Pairing::Same => windows(elems, unit, values).into_iter().map(|w| (w, w)).collect(),
+        Pairing::Expert { index, stacked_is_b } => {
+            let at = index.checked_mul(elems).ok_or(CompareError::Shapes(sa.clone(), sb.clone()))?;
+            let shift = |(s, e): (u64, u64)| (s + at, e + at);
+            windows(elems, unit, values)
+                .into_iter()
+                .map(|w| if stacked_is_b { (w, shift(w)) } else { (shift(w), w) })
+                .collect()
+        }
+        Pairing::PermutedRows { heads, hf_is_a } => {
+            let rows = shape.first().copied().unwrap_or(0);
+            let cols = elems.checked_div(rows).unwrap_or(0);
+            let mut out = Vec::new();
+            for r in row_windows(rows, values) {
+                let other = if hf_is_a { permuted_row(r, rows, heads) } else { unpermuted_row(r, rows, heads) };
+                let o = other.ok_or(CompareError::Shapes(sa.clone(), sb.clone()))?;
+                out.push(((r * cols, (r + 1) * cols), (o * cols, (o + 1) * cols)));
+            }
+            out
+        }
+    };
+    let mut plans = Vec::with_capacity(pairs.len());
+    for ((a0, a1), (b0, b1)) in pairs {
+        let side =
+            |t: &Tensor, start, end| scan_target(t, &Selection::Elements { start, end }).map_err(CompareError::Values);
+        plans.push((side(a, a0, a1)?, side(&b, b0, b1)?));
     }
     let total = plans.iter().map(|((pa, _), (pb, _))| pa.bytes + pb.bytes).sum();
     Ok(CompareJob {
@@ -99,6 +143,15 @@ pub fn compare_job(a: &Tensor, b: &Tensor, b_files: usize, values: Values) -> Re
         done: 0,
         total,
     })
+}
+
+/// The rows compared of a permuted weight: every row, or [`SAMPLE_WINDOWS`] spread evenly.
+fn row_windows(rows: u64, values: Values) -> Vec<u64> {
+    match values {
+        Values::All => (0..rows).collect(),
+        Values::Sample if rows <= SAMPLE_WINDOWS => (0..rows).collect(),
+        Values::Sample => (0..SAMPLE_WINDOWS).map(|k| k * (rows - 1) / (SAMPLE_WINDOWS - 1)).collect(),
+    }
 }
 
 /// Element windows `(start, end)` of a tensor of `elems` elements, starting on multiples of

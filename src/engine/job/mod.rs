@@ -24,7 +24,7 @@ pub mod work;
 
 pub use array::{array_items_job, ArrayItemsJob};
 pub use check::{check_job, CheckJob, CheckOutcome};
-pub use compare::{compare_job, CompareError, CompareJob, ValueDiff, Values};
+pub use compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, Values};
 pub use hist::{histogram_job, HistogramJob};
 pub use npy::{npy_job, NpyJob, NpySink};
 pub use open::{open_job, OpenJob};
