@@ -7,30 +7,25 @@ use super::parallel::{map_units, threads};
 use super::source::run_job;
 use crate::engine::diff::{diff, Diff, Status};
 use crate::engine::diff_report::DiffReport;
-use crate::engine::job::{compare_job, CompareError, Pairing, Values};
+use crate::engine::job::work::{apply_compare, compare_orders, order_job};
+use crate::engine::job::Values;
 use crate::engine::model::Checkpoint;
 
-/// The diff of `a` and `b`, values compared as `values` says (`None`: not at all).
+/// The diff of `a` and `b`, values compared as `values` says (`None`: not at all), the pairs'
+/// value orders on every core. Tensors that cannot be compared (a shape change, an undecodable
+/// dtype) keep their header status.
 pub fn compare(a: &Checkpoint, b: &Checkpoint, values: Option<Values>) -> Result<Diff, String> {
     let mut d = diff(a, b);
     let Some(values) = values else { return Ok(d) };
-    let pairs: Vec<(usize, usize, usize, Pairing)> =
-        d.tensors.iter().enumerate().filter_map(|(i, p)| Some((i, p.a?, p.b?, p.pairing))).collect();
+    let (orders, pairs) = compare_orders(&d, a, b, values);
     let paths: Vec<&str> = a.files.iter().chain(&b.files).map(|f| f.path.as_str()).collect();
     let lens: Vec<u64> = a.files.iter().chain(&b.files).map(|f| f.size).collect();
-    let results = map_units(pairs.len(), threads(), |k| {
-        let (_, ia, ib, pairing) = pairs[k];
-        match compare_job(&a.tensors[ia], &b.tensors[ib], a.files.len(), values, pairing) {
-            Ok(job) => run_job(job, &paths, lens.clone(), |_| Ok(())).map(Some),
-            // Tensors that cannot be compared (a shape change, an undecodable dtype) keep
-            // their header status.
-            Err(CompareError::Shapes(..) | CompareError::Values(_)) => Ok(None),
-        }
+    let replies = map_units(orders.len(), threads(), |k| {
+        let job = order_job(&orders[k]).map_err(|e| e.to_string())?;
+        run_job(job, &paths, lens.clone(), |_| Ok(()))
     })?;
-    for ((i, ..), v) in pairs.iter().zip(results) {
-        if let Some(v) = v {
-            d.set_values(*i, v);
-        }
+    if !apply_compare(&mut d, &pairs, replies) {
+        return Err("a reply is not a value diff".into());
     }
     Ok(d)
 }

@@ -10,8 +10,12 @@ use super::browser;
 use super::driver::{run, Cancel};
 use super::source::Source;
 use super::workers::{OnPart, Pool};
+use crate::engine::diff::Diff;
 use crate::engine::gguf::{Array, ArrayPage};
-use crate::engine::job::work::{check_orders, histogram_orders, join_histogram, order_job, Order, Reply, TensorRef};
+use crate::engine::job::work::{
+    apply_compare, check_orders, compare_orders, histogram_orders, join_histogram, order_job, Order, Reply, TensorRef,
+};
+use crate::engine::job::Values;
 use crate::engine::job::{array_items_job, npy_job, CheckOutcome, HistogramSink, Job, RunError, ValuesError};
 use crate::engine::model::{Checkpoint, Tensor};
 use crate::engine::plan::Selection;
@@ -172,4 +176,27 @@ pub async fn array_items(
     cancel: &Cancel,
 ) -> Result<ArrayPage, RunError> {
     run(array_items_job(array, file, big_endian, first, count, query), sources, cancel, |_| {}).await
+}
+
+/// The values of `d`'s pairs compared (`values`: a sample or every element), A's files in
+/// `a_sources`, B's in `b_sources`; with the number of workers used.
+#[allow(clippy::too_many_arguments)]
+pub async fn compare_values(
+    d: &Diff,
+    a: &Checkpoint,
+    b: &Checkpoint,
+    a_sources: &[Source],
+    b_sources: &[Source],
+    values: Values,
+    cancel: &Cancel,
+    progress: impl FnMut(u64, u64) + 'static,
+) -> Result<(Diff, usize), RunError> {
+    let (orders, pairs) = compare_orders(d, a, b, values);
+    let sources: Vec<Source> = a_sources.iter().chain(b_sources).cloned().collect();
+    let (replies, workers) = run_orders(orders, &sources, cancel, progress, None).await?;
+    let mut out = d.clone();
+    if !apply_compare(&mut out, &pairs, replies) {
+        return Err(RunError::Read("a reply is not a value diff".into()));
+    }
+    Ok((out, workers))
 }

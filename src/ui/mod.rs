@@ -2,6 +2,7 @@
 
 mod check_panel;
 mod copy_button;
+mod diff_panel;
 mod drop_zone;
 mod export_button;
 mod findings;
@@ -20,6 +21,7 @@ use leptos::prelude::*;
 
 pub use check_panel::CheckPanel;
 pub use copy_button::CopyButton;
+pub use diff_panel::DiffPanel;
 pub use drop_zone::DropZone;
 pub use export_button::ExportButton;
 pub use findings::FindingsView;
@@ -46,6 +48,13 @@ pub fn App() -> impl IntoView {
 pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] urls: Vec<String>) -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
+    // `?vs=URL` (repeatable): the checkpoint to compare with, on the Compare tab.
+    let vs = crate::io::browser::query_values("vs");
+    if !vs.is_empty() && !state.embed {
+        let label = vs.join(" ");
+        state.open_vs(Vec::new(), vs, label);
+        state.tab.set(Tab::Diff);
+    }
     if !urls.is_empty() {
         state.open_urls(urls);
     } else if let Some(name) = sample.filter(|_| !state.embed) {
@@ -143,6 +152,7 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] 
                     Tab::Metadata => view! { <MetadataView /> }.into_any(),
                     Tab::Findings => view! { <FindingsView /> }.into_any(),
                     Tab::Check => view! { <CheckPanel /> }.into_any(),
+                    Tab::Diff => view! { <DiffPanel /> }.into_any(),
                 }}
                 <Show when=move || state.selected.with(Option::is_some)>
                     <TensorDetail />

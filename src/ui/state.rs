@@ -23,10 +23,11 @@ pub enum Tab {
     Metadata,
     Findings,
     Check,
+    Diff,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [Tab::Summary, Tab::Tensors, Tab::Metadata, Tab::Findings, Tab::Check];
+    pub const ALL: [Tab; 6] = [Tab::Summary, Tab::Tensors, Tab::Metadata, Tab::Findings, Tab::Check, Tab::Diff];
     /// The tabs of the compact embed mode.
     pub const EMBED: [Tab; 2] = [Tab::Summary, Tab::Tensors];
     pub fn label(self) -> &'static str {
@@ -36,6 +37,7 @@ impl Tab {
             Tab::Metadata => "Metadata",
             Tab::Findings => "Findings",
             Tab::Check => "Check",
+            Tab::Diff => "Compare",
         }
     }
     pub fn id(self) -> &'static str {
@@ -45,6 +47,7 @@ impl Tab {
             Tab::Metadata => "metadata",
             Tab::Findings => "findings",
             Tab::Check => "check",
+            Tab::Diff => "diff",
         }
     }
 }
@@ -66,6 +69,10 @@ pub struct AppState {
     pub tab: RwSignal<Tab>,
     /// The tensor shown in the detail panel.
     pub selected: RwSignal<Option<String>>,
+    /// The checkpoint compared with the open one (the Compare tab), its label and sources.
+    pub vs: RwSignal<Option<Arc<Checkpoint>>>,
+    pub vs_label: RwSignal<String>,
+    pub vs_sources: StoredValue<Vec<Source>, LocalStorage>,
     open_cancel: StoredValue<Cancel, LocalStorage>,
     /// Counts opens: the result of an open that is no longer the newest is dropped.
     generation: StoredValue<u64>,
@@ -83,6 +90,9 @@ impl AppState {
             error: RwSignal::new(None),
             tab: RwSignal::new(Tab::Summary),
             selected: RwSignal::new(None),
+            vs: RwSignal::new(None),
+            vs_label: RwSignal::new(String::new()),
+            vs_sources: StoredValue::new_local(Vec::new()),
             open_cancel: StoredValue::new_local(Cancel::new()),
             generation: StoredValue::new(0),
         }
@@ -200,6 +210,32 @@ impl AppState {
                     };
                     self.error.set(Some(format!("could not open the URL: {e}")));
                 }
+            }
+        });
+    }
+
+    /// Open the checkpoint to compare with: local files (no network), or URLs (only header
+    /// ranges fetched).
+    pub fn open_vs(self, inputs: Vec<Input>, urls: Vec<String>, label: String) {
+        self.error.set(None);
+        spawn_local(async move {
+            let cancel = Cancel::new();
+            let result = if urls.is_empty() {
+                let mut inputs = inputs;
+                inputs.sort_by(|a, b| a.path.cmp(&b.path));
+                let files: Vec<(String, Source)> =
+                    inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
+                open_sources(&files, &cancel, |_| {}).await
+            } else {
+                open_urls(&urls, &Meter::default(), &cancel, |_| {}).await
+            };
+            match result {
+                Ok((cp, sources)) => {
+                    self.vs_sources.set_value(sources);
+                    self.vs_label.set(label);
+                    self.vs.set(Some(Arc::new(cp)));
+                }
+                Err(e) => self.error.set(Some(format!("could not open the checkpoint to compare with: {e}"))),
             }
         });
     }

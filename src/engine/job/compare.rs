@@ -13,7 +13,7 @@ use crate::engine::plan::{Plan, Selection};
 use crate::engine::step::FeedError;
 
 /// Which values to compare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Values {
     /// [`SAMPLE_WINDOWS`] windows of about [`SAMPLE_WINDOW`] elements spread over the tensor
     /// (every element of a small one).
@@ -61,7 +61,7 @@ impl std::fmt::Display for CompareError {
 }
 
 /// Where B's elements lie for A's (see [`crate::engine::names::Placement`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Pairing {
     /// Element for element.
     Same,

@@ -9,12 +9,14 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 use super::check::CheckOutcome;
+use super::compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, Values};
 use super::npy::{npy_job, NpyJob};
 use super::scan::{scan_target, scan_targets, HistogramSink, NonFiniteSink, ScanOutcome, ValueScan, ValuesError};
 use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Progress};
 use crate::engine::decode::BlockCodec;
+use crate::engine::diff::Diff;
 use crate::engine::gguf::GgmlType;
 use crate::engine::model::{Checkpoint, Dtype, Extent, Tensor};
 use crate::engine::plan::{Plan, Selection};
@@ -83,6 +85,8 @@ pub enum Order {
     Sha256 { file: usize, len: u64 },
     /// A tensor as `.npy` bytes, streamed (see [`OrderJob::take_output`]).
     Npy { tensor: TensorRef },
+    /// The value diff of two tensors (B's file indices after A's).
+    Compare { a: TensorRef, b: TensorRef, values: Values, pairing: Pairing },
 }
 
 impl Order {
@@ -105,6 +109,7 @@ pub enum Reply {
     Sha256(String),
     /// The last `.npy` bytes (the rest went out with [`OrderJob::take_output`]).
     Npy(Vec<u8>),
+    Compare(ValueDiff),
 }
 
 impl Reply {
@@ -124,6 +129,9 @@ impl Reply {
             }
             Reply::Npy(bytes) => {
                 w.bytes(bytes);
+            }
+            Reply::Compare(v) => {
+                w.u64(v.compared).f64(v.nmse).f64(v.cosine).f64(v.max_abs).bool(v.identical);
             }
         }
         w.0
@@ -150,6 +158,13 @@ impl Reply {
             }
             Order::Sha256 { .. } => Reply::Sha256(String::from_utf8(r.bytes()?).ok()?),
             Order::Npy { .. } => Reply::Npy(r.bytes()?),
+            Order::Compare { .. } => Reply::Compare(ValueDiff {
+                compared: r.u64()?,
+                nmse: r.f64()?,
+                cosine: r.f64()?,
+                max_abs: r.f64()?,
+                identical: r.bool()?,
+            }),
         };
         r.is_empty().then_some(reply)
     }
@@ -163,6 +178,7 @@ enum Running {
     Scan(Box<ScanUnits>),
     Sha256(Sha256Job),
     Npy(Box<NpyJob>),
+    Compare(Box<CompareJob>),
 }
 
 /// The job of `order`, or why its tensor cannot be read.
@@ -190,6 +206,14 @@ pub fn order_job(order: &Order) -> Result<OrderJob, ValuesError> {
         }
         Order::Sha256 { file, len } => Running::Sha256(Sha256Job::new(vec![(*file, *len)])),
         Order::Npy { tensor } => Running::Npy(Box::new(npy_job(&tensor.tensor()?)?)),
+        Order::Compare { a, b, values, pairing } => {
+            let (ta, tb) = (a.tensor()?, b.tensor()?);
+            let job = compare_job(&ta, &tb, 0, *values, *pairing).map_err(|e| match e {
+                CompareError::Values(v) => v,
+                CompareError::Shapes(..) => ValuesError::Undecodable(format!("{e}")),
+            })?;
+            Running::Compare(Box::new(job))
+        }
     }))
 }
 
@@ -224,6 +248,10 @@ impl Job for OrderJob {
                 JobStep::Need(n) => JobStep::Need(n),
                 JobStep::Done(mut sink) => JobStep::Done(Reply::Npy(sink.take())),
             },
+            Running::Compare(j) => match j.step() {
+                JobStep::Need(n) => JobStep::Need(n),
+                JobStep::Done(v) => JobStep::Done(Reply::Compare(v)),
+            },
         }
     }
 
@@ -233,6 +261,7 @@ impl Job for OrderJob {
             Running::Scan(j) => j.feed(file, offset, bytes),
             Running::Sha256(j) => j.feed(file, offset, bytes),
             Running::Npy(j) => j.feed(file, offset, bytes),
+            Running::Compare(j) => j.feed(file, offset, bytes),
         }
     }
 
@@ -242,6 +271,7 @@ impl Job for OrderJob {
             Running::Scan(j) => j.progress(),
             Running::Sha256(j) => j.progress(),
             Running::Npy(j) => j.progress(),
+            Running::Compare(j) => j.progress(),
         }
     }
 
@@ -251,6 +281,7 @@ impl Job for OrderJob {
             Running::Scan(j) => j.read_ahead(),
             Running::Sha256(j) => j.read_ahead(),
             Running::Npy(j) => j.read_ahead(),
+            Running::Compare(j) => j.read_ahead(),
         }
     }
 }
@@ -426,4 +457,36 @@ impl CheckOrders {
         }
         Some(out)
     }
+}
+
+/// The value orders of a diff's pairs (tensors both hold, in shapes that pair up), for
+/// `values`; with the index of each order's pair in `d.tensors`. B's files follow A's.
+pub fn compare_orders(d: &Diff, a: &Checkpoint, b: &Checkpoint, values: Values) -> (Vec<Order>, Vec<usize>) {
+    let (mut orders, mut pairs) = (Vec::new(), Vec::new());
+    for (i, p) in d.tensors.iter().enumerate() {
+        let (Some(ia), Some(ib)) = (p.a, p.b) else { continue };
+        let (ta, tb) = (&a.tensors[ia], &b.tensors[ib]);
+        // Only pairs whose job can be built: both decodable and located, shapes that pair up.
+        if compare_job(ta, tb, a.files.len(), values, p.pairing).is_err() {
+            continue;
+        }
+        let (Some(ra), Some(mut rb)) =
+            (TensorRef::of(ta, a.files[ta.file].size), TensorRef::of(tb, b.files[tb.file].size))
+        else {
+            continue;
+        };
+        rb.file += a.files.len();
+        orders.push(Order::Compare { a: ra, b: rb, values, pairing: p.pairing });
+        pairs.push(i);
+    }
+    (orders, pairs)
+}
+
+/// Record the replies to [`compare_orders`] in the diff (`false` when a reply is not a value diff).
+pub fn apply_compare(d: &mut Diff, pairs: &[usize], replies: Vec<Reply>) -> bool {
+    for (&i, r) in pairs.iter().zip(replies) {
+        let Reply::Compare(v) = r else { return false };
+        d.set_values(i, v);
+    }
+    true
 }

@@ -1,0 +1,189 @@
+//! The Compare tab: a second checkpoint (files or URLs) against the open one, tensor by tensor
+//! and key by key (the engine's diff), values compared on demand on the worker pool, and the
+//! diff's JSON (as `tensorscope diff --json` prints it) for download.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::state::AppState;
+use super::ProgressBar;
+use crate::engine::diff::{diff, Diff, Status};
+use crate::engine::diff_report::DiffReport;
+use crate::engine::job::Values;
+use crate::engine::model::Tensor;
+use crate::io::entries::from_file_list;
+use crate::io::values::compare_values;
+use crate::io::{browser, Cancel};
+
+/// Rows shown at most; the rest are counted (the export holds them all).
+const MAX_ROWS: usize = 2000;
+
+/// The diff with its values compared, and for which checkpoints.
+struct Compared {
+    diff: Diff,
+    workers: usize,
+}
+
+#[component]
+pub fn DiffPanel() -> impl IntoView {
+    let state = AppState::get();
+    let url_text = RwSignal::new(String::new());
+    let changed_only = RwSignal::new(true);
+    let compared: RwSignal<Option<Arc<Compared>>> = RwSignal::new(None);
+    let job: RwSignal<Option<(u64, u64)>> = RwSignal::new(None);
+    let cancel = StoredValue::new_local(Cancel::new());
+    // A new A or B: the values compared no longer apply.
+    Effect::new(move |_| {
+        state.cp.track();
+        state.vs.track();
+        cancel.with_value(Cancel::cancel);
+        compared.set(None);
+        job.set(None);
+    });
+    let header = Memo::new(move |_| {
+        let (a, b) = (state.cp.get()?, state.vs.get()?);
+        Some(Arc::new(diff(&a, &b)))
+    });
+    let current = move || compared.get().map(|c| Arc::new(c.diff.clone())).or_else(|| header.get());
+
+    let picked = move |ev: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(list) = input.files() {
+            let inputs = from_file_list(&list);
+            let label = match inputs.as_slice() {
+                [one] => one.path.clone(),
+                many => format!("{} files", many.len()),
+            };
+            state.open_vs(inputs, Vec::new(), label);
+        }
+    };
+    let open_url = move |_| {
+        let urls: Vec<String> = url_text.get_untracked().split_whitespace().map(str::to_owned).collect();
+        if !urls.is_empty() {
+            let label = urls.join(" ");
+            state.open_vs(Vec::new(), urls, label);
+        }
+    };
+    let run = move |values: Values| {
+        let (Some(a), Some(b), Some(d)) = (state.cp.get_untracked(), state.vs.get_untracked(), header.get_untracked())
+        else {
+            return;
+        };
+        cancel.with_value(Cancel::cancel);
+        let c = Cancel::new();
+        cancel.set_value(c.clone());
+        let (sa, sb) = (state.sources(), state.vs_sources.get_value());
+        job.set(Some((0, 1)));
+        spawn_local(async move {
+            let c2 = c.clone();
+            let progress = move |done, total| {
+                if !c2.is_cancelled() {
+                    job.set(Some((done, total)));
+                }
+            };
+            let r = compare_values(&d, &a, &b, &sa, &sb, values, &c, progress).await;
+            if c.is_cancelled() {
+                return;
+            }
+            job.set(None);
+            match r {
+                Ok((diff, workers)) => compared.set(Some(Arc::new(Compared { diff, workers }))),
+                Err(e) => state.error.set(Some(format!("comparing values failed: {e}"))),
+            }
+        });
+    };
+    let export = move |_| {
+        let (Some(a), Some(b), Some(d)) = (state.cp.get_untracked(), state.vs.get_untracked(), current()) else {
+            return;
+        };
+        let text = DiffReport { a: &a, b: &b, diff: &d }.to_text();
+        let parts = js_sys::Array::of1(&browser::part(text.as_bytes()));
+        let r =
+            browser::blob_of(&parts, "application/json").and_then(|b| browser::download(&b, "tensorscope-diff.json"));
+        if let Err(e) = r {
+            state.error.set(Some(format!("export failed: {e}")));
+        }
+    };
+
+    let table = move || {
+        let (a, b, d) = (state.cp.get()?, state.vs.get()?, current()?);
+        let workers = compared.get().map_or(String::new(), |c| c.workers.to_string());
+        let [same, changed, only_a, only_b] = d.counts();
+        let shown: Vec<_> =
+            d.tensors.iter().filter(|p| !changed_only.get() || p.status != Status::Same).take(MAX_ROWS + 1).collect();
+        let more = shown.len() > MAX_ROWS;
+        let side = |t: Option<&Tensor>| t.map_or("—".to_owned(), |t| format!("{} {:?}", t.dtype.name(), t.shape));
+        let num = |v: Option<f64>, digits: usize| v.map_or(String::new(), |x| format!("{x:.digits$e}"));
+        let rows = shown
+            .into_iter()
+            .take(MAX_ROWS)
+            .map(|p| {
+                let (ta, tb) = (p.a.map(|i| &a.tensors[i]), p.b.map(|i| &b.tensors[i]));
+                let name = ta.or(tb).map_or(String::new(), |t| t.name.clone());
+                let b_name = tb.filter(|_| ta.is_some()).map(|t| t.name.clone()).filter(|n| *n != name);
+                let v = p.values.as_ref();
+                let key = name.clone();
+                view! {
+                    <tr data-testid="diff-row" data-name=key data-status=p.status.name()>
+                        <td><code>{name}</code>{b_name.map(|n| view! { <br /><code class="muted">{n}</code> })}</td>
+                        <td class=format!("status-{}", p.status.name())>{p.status.name()}</td>
+                        <td>{side(ta)}</td>
+                        <td>{side(tb)}</td>
+                        <td class="num" data-testid="diff-nmse">{num(v.map(|v| v.nmse), 3)}</td>
+                        <td class="num" data-testid="diff-cosine">{v.map_or(String::new(), |v| format!("{:.6}", v.cosine))}</td>
+                        <td class="num">{num(v.map(|v| v.max_abs), 3)}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        let meta = d
+            .metadata
+            .iter()
+            .map(|m| view! { <li data-testid="diff-key" data-status=m.status.name()><code>{m.key.clone()}</code>" "{m.status.name()}</li> })
+            .collect_view();
+        Some(view! {
+            <p data-testid="diff-summary" data-workers=workers>
+                {format!("{same} same, {changed} changed, {only_a} only in A, {only_b} only in B; {} metadata keys differ", d.metadata.len())}
+            </p>
+            <table class="diff">
+                <thead><tr><th>"Tensor"</th><th>"Status"</th><th>"A"</th><th>"B"</th><th>"NMSE"</th><th>"Cosine"</th><th>"max |a−b|"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+            {more.then(|| view! { <p class="muted">{format!("Showing the first {MAX_ROWS}; the export holds every tensor.")}</p> })}
+            <h3>"Metadata"</h3>
+            <ul class="diff-keys">{meta}</ul>
+        })
+    };
+
+    view! {
+        <section class="panel" data-testid="diff-panel">
+            <h2>"Compare with another checkpoint"</h2>
+            <p class="muted">"Files stay on this computer; URLs are read by header ranges only."</p>
+            <div class="row">
+                <label>"Files: "<input type="file" multiple data-testid="vs-files" on:change=picked /></label>
+                <input type="url" placeholder="https://… (one or more URLs)" data-testid="vs-url"
+                    prop:value=move || url_text.get() on:input=move |ev| url_text.set(event_target_value(&ev)) />
+                <button data-testid="vs-open" on:click=open_url>"Open URL"</button>
+            </div>
+            <Show when=move || state.vs.with(Option::is_some)>
+                <p>"B: "<span data-testid="vs-source">{move || state.vs_label.get()}</span></p>
+                <div class="row">
+                    <button data-testid="diff-values" on:click=move |_| run(Values::Sample)>"Compare values (sample)"</button>
+                    <button data-testid="diff-values-all" on:click=move |_| run(Values::All)>"Compare all values"</button>
+                    <label><input type="checkbox" data-testid="diff-changed-only" prop:checked=move || changed_only.get()
+                        on:change=move |ev| changed_only.set(event_target_checked(&ev)) />" changed only"</label>
+                    <button data-testid="diff-export" on:click=export>"Export diff"</button>
+                </div>
+                {move || job.get().map(|(d, n)| view! {
+                    <div class="job" data-testid="diff-job">
+                        <ProgressBar done=Signal::derive(move || d) total=Signal::derive(move || n.max(1)) />
+                        <button on:click=move |_| { cancel.with_value(Cancel::cancel); job.set(None); }>"Cancel"</button>
+                    </div>
+                })}
+                {table}
+            </Show>
+        </section>
+    }
+}

@@ -1,0 +1,66 @@
+// Compare: a second checkpoint against the open one; values compared on the workers; the
+// exported diff equals `tensorscope diff --json` byte for byte; `?url=…&vs=…` deep links.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { REPO } from './helpers.mjs';
+import { Viewer, fixture, session } from './viewer.mjs';
+
+const s = session();
+let cli;
+
+before(() => {
+  execFileSync('cargo', ['build', '--quiet', '--bin', 'tensorscope'], { cwd: REPO, stdio: 'inherit' });
+  cli = path.join(process.env.CARGO_TARGET_DIR ?? path.join(REPO, 'target'), 'debug', 'tensorscope');
+});
+
+test('a GGUF against the safetensors it came from: matched by name, values on the workers, export equals the CLI', async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  await v.open();
+  await v.pick(fixture('diff', 'base.safetensors'));
+  await v.waitLoaded('base.safetensors');
+  await v.tab('diff');
+  await v.pick(fixture('diff', 'base-mixed.gguf'), 'vs-files');
+  await page.locator('[data-testid=vs-source]').waitFor();
+  await page.waitForFunction(() => /0 only in A, 0 only in B/.test(document.querySelector('[data-testid=diff-summary]')?.textContent ?? ''));
+  await page.locator('[data-testid=diff-values-all]').click();
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid=diff-summary]')?.dataset.workers) >= 1);
+  // The permuted F32 K projection is the same tensor once the permutation is undone.
+  await page.locator('[data-testid=diff-changed-only]').uncheck();
+  const k = page.locator('[data-testid=diff-row][data-name="model.layers.0.self_attn.k_proj.weight"]');
+  assert.equal(await k.getAttribute('data-status'), 'same');
+  const q = page.locator('[data-testid=diff-row][data-name="model.layers.0.self_attn.q_proj.weight"]');
+  assert.equal(await q.getAttribute('data-status'), 'changed');
+  assert.match(await q.locator('[data-testid=diff-cosine]').textContent(), /^0\.9999/);
+
+  const download = page.waitForEvent('download');
+  await page.locator('[data-testid=diff-export]').click();
+  const got = fs.readFileSync(await (await download).path(), 'utf8');
+  let want;
+  try {
+    want = execFileSync(cli, ['diff', 'base.safetensors', '--vs', 'base-mixed.gguf', '--values', 'all', '--json'], {
+      cwd: fixture('diff'),
+      encoding: 'utf8',
+    });
+  } catch (e) {
+    want = e.stdout; // exit 1: they differ
+  }
+  assert.equal(got, want, 'the browser diff equals the CLI diff byte for byte');
+  assert.deepEqual(s.browser.errors, []);
+});
+
+test('?url= and ?vs= open both sides; a checkpoint against itself is the same', async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  const sample = encodeURIComponent(new URL('samples/gguf_v3_le.gguf', s.srv.url).href);
+  await v.open(`?url=${sample}&vs=${sample}`);
+  await page.locator('[data-testid=diff-panel]').waitFor();
+  await page.waitForFunction(() => /^37 same, 0 changed/.test(document.querySelector('[data-testid=diff-summary]')?.textContent ?? ''));
+  await page.locator('[data-testid=diff-values]').click();
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid=diff-summary]')?.dataset.workers) >= 1);
+  assert.match(await page.locator('[data-testid=diff-summary]').textContent(), /^37 same, 0 changed, 0 only in A, 0 only in B; 0 metadata/);
+  assert.deepEqual(s.browser.errors, []);
+});
