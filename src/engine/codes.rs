@@ -291,23 +291,8 @@ mod tests {
 
     #[test]
     fn group_counts_give_the_value_histogram() {
-        use crate::engine::decode::iquants;
         use crate::engine::job::{HistogramSink, Sink};
-        let grouped = [
-            ggml::Q4_0,
-            ggml::Q4_1,
-            ggml::Q2_K,
-            ggml::Q3_K,
-            ggml::Q4_K,
-            ggml::TQ1_0,
-            ggml::TQ2_0,
-            ggml::MXFP4,
-            ggml::NVFP4,
-            ggml::Q1_0,
-            ggml::Q2_0,
-            iquants::IQ4_NL,
-            iquants::IQ4_XS,
-        ];
+        let grouped = crate::engine::decode::groups::tests::GROUPED;
         let mut seed = 0x853c_49e6_748f_ea9bu64;
         for codec in grouped {
             for tame in [true, false] {

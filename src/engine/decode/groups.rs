@@ -58,10 +58,11 @@ fn group(out: &mut Vec<Group>, a: f32, b: f32, table: &'static [f32; 16], codes:
     out.push(Group { a, b, table, counts });
 }
 
-/// A group of the low nibbles of `q` and one of the high nibbles, with scales `(a1, b1)`, `(a2, b2)`.
+/// The counts of the low and high nibbles of `q`'s even and odd bytes: `[even low, even high,
+/// odd low, odd high]`. Even and odd bytes count apart, so runs of one code do not wait on one
+/// counter.
 #[inline(always)]
-fn nibble_groups(out: &mut Vec<Group>, q: &[u8], t: &'static [f32; 16], (a1, b1): (f32, f32), (a2, b2): (f32, f32)) {
-    // Even and odd bytes count apart, so runs of one code do not wait on one counter.
+fn count_nibbles(q: &[u8]) -> [[u16; 16]; 4] {
     let mut c = [[0u16; 16]; 4];
     for pair in q.chunks_exact(2) {
         c[0][usize::from(pair[0] & 15)] += 1;
@@ -69,6 +70,13 @@ fn nibble_groups(out: &mut Vec<Group>, q: &[u8], t: &'static [f32; 16], (a1, b1)
         c[2][usize::from(pair[1] & 15)] += 1;
         c[3][usize::from(pair[1] >> 4)] += 1;
     }
+    c
+}
+
+/// A group of the low nibbles of `q` and one of the high nibbles, with scales `(a1, b1)`, `(a2, b2)`.
+#[inline(always)]
+fn nibble_groups(out: &mut Vec<Group>, q: &[u8], t: &'static [f32; 16], (a1, b1): (f32, f32), (a2, b2): (f32, f32)) {
+    let c = count_nibbles(q);
     let (mut lo, mut hi) = ([0u16; 16], [0u16; 16]);
     for i in 0..16 {
         lo[i] = c[0][i] + c[2][i];
@@ -81,13 +89,7 @@ fn nibble_groups(out: &mut Vec<Group>, q: &[u8], t: &'static [f32; 16], (a1, b1)
 /// One group of both nibbles of every byte of `q`, all with scale `a` and offset `b`.
 #[inline(always)]
 fn nibbles_group(out: &mut Vec<Group>, q: &[u8], t: &'static [f32; 16], a: f32, b: f32) {
-    let mut c = [[0u16; 16]; 4];
-    for pair in q.chunks_exact(2) {
-        c[0][usize::from(pair[0] & 15)] += 1;
-        c[1][usize::from(pair[0] >> 4)] += 1;
-        c[2][usize::from(pair[1] & 15)] += 1;
-        c[3][usize::from(pair[1] >> 4)] += 1;
-    }
+    let c = count_nibbles(q);
     let mut counts = [0u16; 16];
     for i in 0..16 {
         counts[i] = (c[0][i] + c[1][i]) + (c[2][i] + c[3][i]);
@@ -238,7 +240,7 @@ pub(super) fn iq4_xs(src: &[u8], out: &mut Vec<Group>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::engine::decode::{ggml, iquants};
 
@@ -263,23 +265,26 @@ mod tests {
         out
     }
 
+    /// Every codec that has groups.
+    pub(crate) const GROUPED: [crate::engine::decode::BlockCodec; 13] = [
+        ggml::Q4_0,
+        ggml::Q4_1,
+        ggml::Q2_K,
+        ggml::Q3_K,
+        ggml::Q4_K,
+        ggml::TQ1_0,
+        ggml::TQ2_0,
+        ggml::MXFP4,
+        ggml::NVFP4,
+        ggml::Q1_0,
+        ggml::Q2_0,
+        iquants::IQ4_NL,
+        iquants::IQ4_XS,
+    ];
+
     #[test]
     fn groups_agree_with_the_decoders() {
-        let codecs = [
-            ggml::Q4_0,
-            ggml::Q4_1,
-            ggml::Q2_K,
-            ggml::Q3_K,
-            ggml::Q4_K,
-            ggml::TQ1_0,
-            ggml::TQ2_0,
-            ggml::MXFP4,
-            ggml::NVFP4,
-            ggml::Q1_0,
-            ggml::Q2_0,
-            iquants::IQ4_NL,
-            iquants::IQ4_XS,
-        ];
+        let codecs = GROUPED;
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         for codec in codecs {
             let groups_fn = codec.groups.expect("a grouped type");
