@@ -38,11 +38,11 @@ skip() { names+=("$1"); statuses+=("skipped: $2"); times+=(0); failed=1; printf 
 phase setup bash scripts/setup.sh || { echo "setup failed; nothing else can run"; exit 1; }
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-phase fmt cargo fmt --check
-phase clippy-host cargo clippy "${locked[@]}" --all-targets -- -D warnings
+phase fmt cargo fmt --all --check
+phase clippy-host cargo clippy "${locked[@]}" --workspace --all-targets -- -D warnings
 # Host-only tests and benches are cfg'd out on wasm32, so every target lints there too.
-phase clippy-wasm cargo clippy "${locked[@]}" --target wasm32-unknown-unknown --all-targets -- -D warnings
-phase test-host cargo test "${locked[@]}"
+phase clippy-wasm cargo clippy "${locked[@]}" --workspace --target wasm32-unknown-unknown --all-targets -- -D warnings
+phase test-host cargo test "${locked[@]}" --workspace
 # Only the browser test file: the host integration tests are not meant for wasm32.
 phase test-wasm cargo test "${locked[@]}" --target wasm32-unknown-unknown --test web
 if phase build-web bash scripts/build-web.sh; then

@@ -3,7 +3,7 @@
 //! The [`engine`] is platform-free and sans-IO; the browser I/O layer and the Leptos UI
 //! are thin layers over it, compiled for wasm32 only.
 
-pub mod engine;
+pub use tensorscope_engine as engine;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;

@@ -269,7 +269,7 @@ fn max4(a: f32, b: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::decode::ggml;
+    use crate::decode::ggml;
 
     /// Random whole blocks of `codec`; with `tame`, f16 fields stay small and finite.
     fn random_blocks(codec: &BlockCodec, blocks: usize, seed: &mut u64, tame: bool) -> Vec<u8> {
@@ -291,8 +291,8 @@ mod tests {
 
     #[test]
     fn group_counts_give_the_value_histogram() {
-        use crate::engine::job::{HistogramSink, Sink};
-        let grouped = crate::engine::decode::groups::tests::GROUPED;
+        use crate::job::{HistogramSink, Sink};
+        let grouped = crate::decode::groups::tests::GROUPED;
         let mut seed = 0x853c_49e6_748f_ea9bu64;
         for codec in grouped {
             for tame in [true, false] {

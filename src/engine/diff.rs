@@ -1,6 +1,6 @@
 //! Two checkpoints compared from their headers: tensors matched by name (only in A, only in B,
 //! the same, or changed in dtype, shape or size) and metadata keys added, removed or changed.
-//! Values are compared on demand by [`crate::engine::job::compare_job`].
+//! Values are compared on demand by [`crate::job::compare_job`].
 
 use std::collections::HashMap;
 

@@ -198,9 +198,9 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::decode::ggml;
-    use crate::engine::gguf::GgmlType;
-    use crate::engine::model::Dtype;
+    use crate::decode::ggml;
+    use crate::gguf::GgmlType;
+    use crate::model::Dtype;
 
     fn q4k(rows: u64) -> Extent {
         let dtype = Dtype::Ggml(GgmlType(12));

@@ -5,7 +5,7 @@
 //! for operation, so results agree bit for bit.
 
 use super::{bf16_le, f16_le, f32_le, groups, iquants, BlockCodec};
-use crate::engine::gguf::GgmlType;
+use crate::gguf::GgmlType;
 
 /// The codec of GGML type `t`, when Tensorscope can decode it.
 pub fn codec(t: GgmlType) -> Option<BlockCodec> {
@@ -548,7 +548,7 @@ pub const Q2_0: BlockCodec = BlockCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::gguf::Kind;
+    use crate::gguf::Kind;
 
     #[test]
     fn codecs_agree_with_the_type_table() {

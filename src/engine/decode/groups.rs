@@ -1,6 +1,6 @@
 //! Block types as groups of stored codes: within a group every value is `a · table[code] + b`,
 //! computed in `f32` in that order, so a histogram can count codes per group and convert each
-//! distinct value once ([`crate::engine::codes::add_groups`]) instead of decoding every element.
+//! distinct value once ([`crate::codes::add_groups`]) instead of decoding every element.
 //!
 //! Each format's `a` and `b` are the scale and offset its decoder uses, and its decoder's `f32`
 //! operations are exactly `a · t + b`: a product and, where the decoder has no offset, `b = −0`
@@ -242,7 +242,7 @@ pub(super) fn iq4_xs(src: &[u8], out: &mut Vec<Group>) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::engine::decode::{ggml, iquants};
+    use crate::decode::{ggml, iquants};
 
     /// The bits of `v`, every NaN as one (a NaN's sign and payload mean nothing to a histogram).
     fn bits(v: f32) -> u32 {
@@ -266,7 +266,7 @@ pub(crate) mod tests {
     }
 
     /// Every codec that has groups.
-    pub(crate) const GROUPED: [crate::engine::decode::BlockCodec; 13] = [
+    pub(crate) const GROUPED: [crate::decode::BlockCodec; 13] = [
         ggml::Q4_0,
         ggml::Q4_1,
         ggml::Q2_K,

@@ -50,8 +50,8 @@ pub fn f32_le(b: &[u8]) -> f32 {
 }
 
 /// The codec of a tensor's dtype, when it can be decoded.
-pub fn codec_for(dtype: &crate::engine::model::Dtype) -> Option<BlockCodec> {
-    use crate::engine::model::Dtype;
+pub fn codec_for(dtype: &crate::model::Dtype) -> Option<BlockCodec> {
+    use crate::model::Dtype;
     match dtype {
         Dtype::Safetensors(d) => Some(st_dtypes::codec(*d)),
         Dtype::Ggml(t) => ggml::codec(*t),

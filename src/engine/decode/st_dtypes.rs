@@ -6,7 +6,7 @@
 //! C64 decodes to the magnitude `|z|`. Integers wider than 24 bits round to the nearest `f32`.
 
 use super::{f16_le, f32_le, BlockCodec};
-use crate::engine::safetensors::Dtype;
+use crate::safetensors::Dtype;
 
 /// The codec of safetensors dtype `d` (every dtype has one).
 pub fn codec(d: Dtype) -> BlockCodec {

@@ -2,8 +2,8 @@
 
 use super::reader::{Reader, Short};
 use super::value::{Array, Value, ValueType};
-use crate::engine::range::ByteRange;
-use crate::engine::step::{Decoder, FeedError, Step, Window};
+use crate::range::ByteRange;
+use crate::step::{Decoder, FeedError, Step, Window};
 
 /// Bytes read ahead while walking string items.
 const READ_AHEAD: u64 = 256 << 10;
@@ -122,7 +122,7 @@ impl Decoder for ArrayItemsDecoder {
                                         Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
                                         other => std::borrow::Cow::Owned(other.to_string()),
                                     };
-                                    if crate::engine::view::matches(q, &text) {
+                                    if crate::view::matches(q, &text) {
                                         self.matched += 1;
                                         if self.items.len() < self.limit {
                                             self.items.push(v);

@@ -8,9 +8,9 @@ use super::reader::{Reader, Short};
 use super::rules;
 use super::value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};
 use super::GgmlType;
-use crate::engine::findings::Finding;
-use crate::engine::range::ByteRange;
-use crate::engine::step::{Decoder, FeedError, Step, Window};
+use crate::findings::Finding;
+use crate::range::ByteRange;
+use crate::step::{Decoder, FeedError, Step, Window};
 
 /// `general.alignment` when a file does not set it.
 pub const DEFAULT_ALIGNMENT: u64 = 32;
@@ -409,7 +409,7 @@ impl HeaderDecoder {
             Ok(j) => raw[j].1.as_slice(),
             Err(_) => meta[i].0.as_bytes(),
         };
-        let dupes = crate::engine::dupes::repeated(meta.len(), crate::engine::dupes::Keep::First, key);
+        let dupes = crate::dupes::repeated(meta.len(), crate::dupes::Keep::First, key);
         if dupes.is_empty() {
             return;
         }
@@ -439,7 +439,7 @@ impl HeaderDecoder {
             Ok(j) => keys[j].1.as_slice(),
             Err(_) => tensors[i].name.as_bytes(),
         };
-        for i in crate::engine::dupes::repeated(tensors.len(), crate::engine::dupes::Keep::First, key) {
+        for i in crate::dupes::repeated(tensors.len(), crate::dupes::Keep::First, key) {
             let t = &self.out.tensors[i];
             self.out.findings.push(
                 Finding::error(

@@ -1,6 +1,6 @@
 //! GGUF metadata values: the 13 value types, with big arrays kept as length + first items.
 
-use crate::engine::range::ByteRange;
+use crate::range::ByteRange;
 
 /// The value type ids of a GGUF key/value pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

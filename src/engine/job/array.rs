@@ -1,7 +1,7 @@
 //! Reading a page of a metadata array's items from the file holding it.
 
 use super::OnFile;
-use crate::engine::gguf::{Array, ArrayItemsDecoder};
+use crate::gguf::{Array, ArrayItemsDecoder};
 
 /// Items of one array, read from one file.
 pub type ArrayItemsJob = OnFile<ArrayItemsDecoder>;

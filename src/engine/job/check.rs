@@ -3,8 +3,8 @@
 use super::scan::{nonfinite_job, NonFiniteJob, ScanOutcome};
 use super::sha256::Sha256Job;
 use super::{Job, JobStep, Progress};
-use crate::engine::model::Checkpoint;
-use crate::engine::step::FeedError;
+use crate::model::Checkpoint;
+use crate::step::FeedError;
 
 /// What a check read: digests (with `--sha256`) and scan outcomes (with `--scan`).
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -5,12 +5,12 @@
 
 use super::scan::{scan_target, Sink, ValueScan, ValuesError};
 use super::{Job, JobStep, Progress};
-use crate::engine::decode::{codec_for, BlockCodec};
-use crate::engine::model::Tensor;
-use crate::engine::names::{permuted_row, unpermuted_row};
-use crate::engine::npy::numpy_shape;
-use crate::engine::plan::{Plan, Selection};
-use crate::engine::step::FeedError;
+use crate::decode::{codec_for, BlockCodec};
+use crate::model::Tensor;
+use crate::names::{permuted_row, unpermuted_row};
+use crate::npy::numpy_shape;
+use crate::plan::{Plan, Selection};
+use crate::step::FeedError;
 
 /// Which values to compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -60,7 +60,7 @@ impl std::fmt::Display for CompareError {
     }
 }
 
-/// Where B's elements lie for A's (see [`crate::engine::names::Placement`]).
+/// Where B's elements lie for A's (see [`crate::names::Placement`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Pairing {
     /// Element for element.

@@ -2,8 +2,8 @@
 //! block scales).
 
 use super::scan::{scan_target, HistogramSink, ValueScan, ValuesError};
-use crate::engine::model::Tensor;
-use crate::engine::plan::Selection;
+use crate::model::Tensor;
+use crate::plan::Selection;
 
 /// A histogram of one tensor's values.
 pub type HistogramJob = ValueScan<HistogramSink>;

@@ -2,9 +2,9 @@
 //! (integers, bool, complex), produced chunk by chunk for the driver to write out.
 
 use super::scan::{scan_target, Sink, ValueScan, ValuesError};
-use crate::engine::model::Tensor;
-use crate::engine::npy;
-use crate::engine::plan::Selection;
+use crate::model::Tensor;
+use crate::npy;
+use crate::plan::Selection;
 
 /// Collects `.npy` bytes; the driver drains them with [`NpySink::take`] as the job goes.
 #[derive(Debug, Default)]

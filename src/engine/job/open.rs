@@ -1,10 +1,10 @@
 //! The open job: every file's header, one after the other, assembled into one checkpoint.
 
 use super::{Job, JobStep, Need, Progress};
-use crate::engine::model::{Checkpoint, FileInfo};
-use crate::engine::open::{FileDecoder, Parsed};
-use crate::engine::shards::assemble;
-use crate::engine::step::{Decoder, FeedError, Step};
+use crate::model::{Checkpoint, FileInfo};
+use crate::open::{FileDecoder, Parsed};
+use crate::shards::assemble;
+use crate::step::{Decoder, FeedError, Step};
 
 /// Reads the headers of a list of files and assembles them.
 pub struct OpenJob {

@@ -2,8 +2,8 @@
 //! from bytes already read, and refuses reads past the end of a file.
 
 use super::{Job, JobStep, Need};
-use crate::engine::range::ByteRange;
-use crate::engine::step::FeedError;
+use crate::range::ByteRange;
+use crate::step::FeedError;
 
 /// How reads are cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,7 +16,7 @@ pub struct ReadOpts {
 
 impl Default for ReadOpts {
     fn default() -> Self {
-        ReadOpts { chunk: crate::engine::step::CHUNK_BYTES, max_read_ahead: 8 << 20 }
+        ReadOpts { chunk: crate::step::CHUNK_BYTES, max_read_ahead: 8 << 20 }
     }
 }
 
@@ -171,7 +171,7 @@ pub fn run_draining<J: Job>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::job::{JobStep, Progress};
+    use crate::job::{JobStep, Progress};
 
     /// Collects bytes `want` of file 1, asking in pieces of `step` bytes, reading ahead `ahead`.
     struct Collect {

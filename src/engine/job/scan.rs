@@ -3,14 +3,14 @@
 
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
-use crate::engine::codes::{add_groups, CodeCounts};
-use crate::engine::decode::groups::{Group, GroupsFn};
-use crate::engine::decode::{codec_for, BlockCodec};
-use crate::engine::histogram::Histogram;
-use crate::engine::model::{Checkpoint, Lost, Tensor};
-use crate::engine::plan::{Plan, PlanError, Selection, READ_BYTES};
-use crate::engine::range::ByteRange;
-use crate::engine::step::FeedError;
+use crate::codes::{add_groups, CodeCounts};
+use crate::decode::groups::{Group, GroupsFn};
+use crate::decode::{codec_for, BlockCodec};
+use crate::histogram::Histogram;
+use crate::model::{Checkpoint, Lost, Tensor};
+use crate::plan::{Plan, PlanError, Selection, READ_BYTES};
+use crate::range::ByteRange;
+use crate::step::FeedError;
 
 /// Values decoded at a time: small enough to stay in cache.
 const BATCH_ELEMS: usize = 1 << 14;
@@ -65,7 +65,7 @@ impl std::fmt::Display for ValuesError {
 pub fn scan_target(t: &Tensor, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
     let codec = codec_for(&t.dtype).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
     let data = t.data.as_ref().map_err(|l| ValuesError::Lost(*l))?;
-    let p = crate::engine::plan::plan(t.file, data, &codec, sel).map_err(ValuesError::Plan)?;
+    let p = crate::plan::plan(t.file, data, &codec, sel).map_err(ValuesError::Plan)?;
     Ok((p, codec))
 }
 
@@ -77,7 +77,7 @@ pub struct ValueScan<S> {
     next: u64,
     /// The end of the pieces read (the plan's count unless this is a part).
     end: u64,
-    piece: Option<crate::engine::plan::Piece>,
+    piece: Option<crate::plan::Piece>,
     buf: Vec<u8>,
     values: Vec<f32>,
     scales: Vec<f32>,
@@ -132,7 +132,7 @@ impl<S: Sink> ValueScan<S> {
         self.sink
     }
 
-    fn finish_piece(&mut self, piece: &crate::engine::plan::Piece) {
+    fn finish_piece(&mut self, piece: &crate::plan::Piece) {
         let (be, bb) = (self.codec.block_elems, self.codec.block_bytes);
         // Raw bytes go to a sink that wants them when they hold exactly the values kept: the
         // kept elements of an elementwise type, or whole blocks kept whole.
@@ -374,7 +374,7 @@ impl Job for NonFiniteJob {
 
 /// Histograms of a tensor's values and, for block types, of its block scales. Elementwise 8- and
 /// 16-bit types are counted by stored code ([`CodeCounts`]), each distinct code converted once;
-/// block types with groups ([`crate::engine::decode::BlockCodec::groups`]) by group and code.
+/// block types with groups ([`crate::decode::BlockCodec::groups`]) by group and code.
 #[derive(Debug, Default)]
 pub struct HistogramSink {
     pub values: Histogram,

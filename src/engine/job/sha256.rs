@@ -3,8 +3,8 @@
 use sha2::{Digest, Sha256};
 
 use super::{Job, JobStep, Need, Progress};
-use crate::engine::range::ByteRange;
-use crate::engine::step::{FeedError, CHUNK_BYTES};
+use crate::range::ByteRange;
+use crate::step::{FeedError, CHUNK_BYTES};
 
 /// Read-ahead of the hash: big reads, few round trips.
 const HASH_READ_AHEAD: u64 = 8 << 20;
@@ -85,7 +85,7 @@ impl Job for Sha256Job {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::job::run;
+    use crate::job::run;
 
     #[test]
     fn digests_match_known_vectors_in_any_chunking() {

@@ -15,13 +15,13 @@ use super::scan::{scan_target, scan_targets, HistogramSink, NonFiniteSink, ScanO
 use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Progress};
-use crate::engine::decode::BlockCodec;
-use crate::engine::diff::Diff;
-use crate::engine::gguf::GgmlType;
-use crate::engine::model::{Checkpoint, Dtype, Extent, Tensor};
-use crate::engine::plan::{Plan, Selection};
-use crate::engine::safetensors::Dtype as StDtype;
-use crate::engine::step::FeedError;
+use crate::decode::BlockCodec;
+use crate::diff::Diff;
+use crate::gguf::GgmlType;
+use crate::model::{Checkpoint, Dtype, Extent, Tensor};
+use crate::plan::{Plan, Selection};
+use crate::safetensors::Dtype as StDtype;
+use crate::step::FeedError;
 
 /// Pieces a histogram or scan order holds at most (a piece is at most 1 MiB): workers share even
 /// one tensor evenly, and orders stay few.

@@ -6,9 +6,9 @@ use serde_json::Value as Json;
 
 use super::rules;
 use super::Dtype;
-use crate::engine::findings::Finding;
-use crate::engine::range::ByteRange;
-use crate::engine::step::{Decoder, FeedError, Step, Window};
+use crate::findings::Finding;
+use crate::range::ByteRange;
+use crate::step::{Decoder, FeedError, Step, Window};
 
 /// The reference implementation's `MAX_HEADER_SIZE`.
 pub const MAX_HEADER_BYTES: u64 = 100_000_000;
@@ -177,8 +177,7 @@ fn parse_json(json: &[u8], out: &mut Header) -> bool {
     };
     // The reference keeps the last entry of a repeated tensor name (serde's map), and refuses a
     // repeated `__metadata__`; so do we, reporting both.
-    let dropped =
-        crate::engine::dupes::repeated(entries.len(), crate::engine::dupes::Keep::Last, |i| entries[i].0.as_str());
+    let dropped = crate::dupes::repeated(entries.len(), crate::dupes::Keep::Last, |i| entries[i].0.as_str());
     let mut dropped = dropped.into_iter().peekable();
     let mut metadata_seen = false;
     out.tensors.reserve(entries.len());

@@ -11,8 +11,8 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value as Json;
 
 use super::rules;
-use crate::engine::findings::Finding;
-use crate::engine::step::{Decoder, FeedError, Step, Window};
+use crate::findings::Finding;
+use crate::step::{Decoder, FeedError, Step, Window};
 
 /// Largest index read (real ones reach tens of MB).
 pub const MAX_INDEX_BYTES: u64 = 512 << 20;
@@ -72,7 +72,7 @@ impl Decoder for IndexDecoder {
             });
         }
         if self.window.end() < self.file_len {
-            return Step::Need(crate::engine::range::ByteRange::new(self.window.end(), self.file_len));
+            return Step::Need(crate::range::ByteRange::new(self.window.end(), self.file_len));
         }
         self.done = true;
         let index = parse(self.window.bytes());
