@@ -214,6 +214,16 @@ fn a_gguf_is_compared_with_the_safetensors_it_was_converted_from() {
             assert_eq!(t["status"] == "same", same, "{name}: {}", t["status"]);
         }
     }
+    // The text output puts the totals side by side, per type.
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope"))
+        .args(["diff", "base.safetensors", "--vs", "base-mixed.gguf"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let q4 = text.lines().find(|l| l.starts_with("Q4_0")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(q4.split_whitespace().collect::<Vec<_>>(), ["Q4_0", "0", "16384", "0", "9216", "-", "4.50"]);
+    assert!(text.contains("tensors: 4 same, 8 changed, 0 only in A, 0 only in B"), "{text}");
     // The fine-tune: v_proj changed, lm_head removed, one tensor added, a metadata value changed.
     let (_, j) = diff(&dir.join("base.safetensors"), &dir.join("tuned.safetensors"), &[]);
     assert_eq!(j["summary"], serde_json::json!({"same": 10, "changed": 1, "only_a": 1, "only_b": 1}));

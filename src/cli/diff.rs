@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::parallel::{map_units, threads};
 use super::source::run_job;
-use crate::engine::diff::{diff, Diff, Status};
+use crate::engine::diff::{diff, totals, Diff, Status};
 use crate::engine::diff_report::DiffReport;
 use crate::engine::job::work::{apply_compare, compare_orders, order_job};
 use crate::engine::job::Values;
@@ -38,6 +38,31 @@ pub fn write(a: &Checkpoint, b: &Checkpoint, d: &Diff, json: bool, out: &mut dyn
     }
     let esc = super::text::escape;
     let [same, changed, only_a, only_b] = d.counts();
+    writeln!(
+        out,
+        "{:<10} {:>14} {:>14} {:>16} {:>16} {:>7} {:>7}",
+        "dtype", "params A", "params B", "bytes A", "bytes B", "bpw A", "bpw B"
+    )?;
+    for (name, ta, tb) in totals(a, b) {
+        let bpw = |t: &crate::engine::summary::Totals| {
+            if t.params > 0 {
+                format!("{:.2}", t.bits_per_weight())
+            } else {
+                "-".into()
+            }
+        };
+        writeln!(
+            out,
+            "{:<10} {:>14} {:>14} {:>16} {:>16} {:>7} {:>7}",
+            esc(&name),
+            ta.params,
+            tb.params,
+            ta.bytes,
+            tb.bytes,
+            bpw(&ta),
+            bpw(&tb)
+        )?;
+    }
     writeln!(out, "tensors: {same} same, {changed} changed, {only_a} only in A, {only_b} only in B")?;
     for p in d.tensors.iter().filter(|p| p.status != Status::Same) {
         let (ta, tb) = (p.a.map(|i| &a.tensors[i]), p.b.map(|i| &b.tensors[i]));

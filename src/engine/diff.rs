@@ -9,6 +9,7 @@ use super::job::{Pairing, ValueDiff};
 use super::model::{Checkpoint, Format, MetaValue, Tensor};
 use super::names::{self, Placement};
 use super::npy::numpy_shape;
+use super::summary::{summarize, Summary, Totals};
 
 /// How an item of A relates to B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,4 +222,17 @@ impl Diff {
         }
         c
     }
+}
+
+/// A's and B's totals side by side: all tensors, then each dtype either holds (A's order, then
+/// B's), as `(name, A, B)`.
+pub fn totals(a: &Checkpoint, b: &Checkpoint) -> Vec<(String, Totals, Totals)> {
+    let (sa, sb) = (summarize(a), summarize(b));
+    let mut rows = vec![("all".to_owned(), sa.all.clone(), sb.all.clone())];
+    let find =
+        |s: &Summary, d: &str| s.by_dtype.iter().find(|(n, _)| n == d).map(|(_, t)| t.clone()).unwrap_or_default();
+    let mut names: Vec<&String> = sa.by_dtype.iter().map(|(n, _)| n).collect();
+    names.extend(sb.by_dtype.iter().map(|(n, _)| n).filter(|n| !sa.by_dtype.iter().any(|(m, _)| m == *n)));
+    rows.extend(names.into_iter().map(|n| (n.clone(), find(&sa, n), find(&sb, n))));
+    rows
 }

@@ -9,10 +9,11 @@ use leptos::task::spawn_local;
 
 use super::state::AppState;
 use super::ProgressBar;
-use crate::engine::diff::{diff, Diff, Status};
+use crate::engine::diff::{diff, totals, Diff, Status};
 use crate::engine::diff_report::DiffReport;
 use crate::engine::job::Values;
 use crate::engine::model::Tensor;
+use crate::engine::view::human_bytes;
 use crate::io::entries::from_file_list;
 use crate::io::values::compare_values;
 use crate::io::{browser, Cancel};
@@ -31,6 +32,7 @@ pub fn DiffPanel() -> impl IntoView {
     let state = AppState::get();
     let url_text = RwSignal::new(String::new());
     let changed_only = RwSignal::new(true);
+    let worst_first = RwSignal::new(false);
     let compared: RwSignal<Option<Arc<Compared>>> = RwSignal::new(None);
     let job: RwSignal<Option<(u64, u64)>> = RwSignal::new(None);
     let cancel = StoredValue::new_local(Cancel::new());
@@ -111,8 +113,34 @@ pub fn DiffPanel() -> impl IntoView {
         let (a, b, d) = (state.cp.get()?, state.vs.get()?, current()?);
         let workers = compared.get().map_or(String::new(), |c| c.workers.to_string());
         let [same, changed, only_a, only_b] = d.counts();
-        let shown: Vec<_> =
-            d.tensors.iter().filter(|p| !changed_only.get() || p.status != Status::Same).take(MAX_ROWS + 1).collect();
+        let mut shown: Vec<_> = d.tensors.iter().filter(|p| !changed_only.get() || p.status != Status::Same).collect();
+        if worst_first.get() {
+            // Highest NMSE first; pairs without values last, in A's order.
+            let key = |p: &&crate::engine::diff::TensorPair| p.values.as_ref().map_or(f64::NEG_INFINITY, |v| v.nmse);
+            shown.sort_by(|x, y| key(y).total_cmp(&key(x)));
+        }
+        shown.truncate(MAX_ROWS + 1);
+        let sides = totals(&a, &b)
+            .into_iter()
+            .map(|(name, ta, tb)| {
+                let bpw = |t: &crate::engine::summary::Totals| {
+                    if t.params > 0 {
+                        format!("{:.2}", t.bits_per_weight())
+                    } else {
+                        "—".into()
+                    }
+                };
+                let key = name.clone();
+                view! {
+                    <tr data-testid="diff-total" data-dtype=key>
+                        <td>{name}</td>
+                        <td class="num">{ta.params}</td><td class="num">{tb.params}</td>
+                        <td class="num">{human_bytes(ta.bytes)}</td><td class="num">{human_bytes(tb.bytes)}</td>
+                        <td class="num">{bpw(&ta)}</td><td class="num">{bpw(&tb)}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
         let more = shown.len() > MAX_ROWS;
         let side = |t: Option<&Tensor>| t.map_or("—".to_owned(), |t| format!("{} {:?}", t.dtype.name(), t.shape));
         let num = |v: Option<f64>, digits: usize| v.map_or(String::new(), |x| format!("{x:.digits$e}"));
@@ -147,6 +175,10 @@ pub fn DiffPanel() -> impl IntoView {
             <p data-testid="diff-summary" data-workers=workers>
                 {format!("{same} same, {changed} changed, {only_a} only in A, {only_b} only in B; {} metadata keys differ", d.metadata.len())}
             </p>
+            <table class="diff" data-testid="diff-totals">
+                <thead><tr><th>"Type"</th><th>"Params A"</th><th>"Params B"</th><th>"Bytes A"</th><th>"Bytes B"</th><th>"Bits/weight A"</th><th>"Bits/weight B"</th></tr></thead>
+                <tbody>{sides}</tbody>
+            </table>
             <table class="diff">
                 <thead><tr><th>"Tensor"</th><th>"Status"</th><th>"A"</th><th>"B"</th><th>"NMSE"</th><th>"Cosine"</th><th>"max |a−b|"</th></tr></thead>
                 <tbody>{rows}</tbody>
@@ -174,6 +206,8 @@ pub fn DiffPanel() -> impl IntoView {
                     <button data-testid="diff-values-all" on:click=move |_| run(Values::All)>"Compare all values"</button>
                     <label><input type="checkbox" data-testid="diff-changed-only" prop:checked=move || changed_only.get()
                         on:change=move |ev| changed_only.set(event_target_checked(&ev)) />" changed only"</label>
+                    <label><input type="checkbox" data-testid="diff-worst-first" prop:checked=move || worst_first.get()
+                        on:change=move |ev| worst_first.set(event_target_checked(&ev)) />" worst NMSE first"</label>
                     <button data-testid="diff-export" on:click=export>"Export diff"</button>
                 </div>
                 {move || job.get().map(|(d, n)| view! {

@@ -35,6 +35,13 @@ test('a GGUF against the safetensors it came from: matched by name, values on th
   const q = page.locator('[data-testid=diff-row][data-name="model.layers.0.self_attn.q_proj.weight"]');
   assert.equal(await q.getAttribute('data-status'), 'changed');
   assert.match(await q.locator('[data-testid=diff-cosine]').textContent(), /^0\.9999/);
+  // Worst first: the Q4_0 tensors the quantizer hurt most lead.
+  await page.locator('[data-testid=diff-worst-first]').check();
+  const first = await page.locator('[data-testid=diff-row]').first().getAttribute('data-name');
+  assert.equal(first, 'model.layers.0.mlp.down_proj.weight');
+  // Totals side by side, per type.
+  const q4 = page.locator('[data-testid=diff-total][data-dtype=Q4_0] td');
+  assert.deepEqual((await q4.allTextContents()).slice(0, 3), ['Q4_0', '0', '16384']);
 
   const download = page.waitForEvent('download');
   await page.locator('[data-testid=diff-export]').click();
