@@ -14,7 +14,7 @@ use crate::engine::diff_report::DiffReport;
 use crate::engine::job::Values;
 use crate::engine::model::Tensor;
 use crate::engine::view::human_bytes;
-use crate::io::entries::from_file_list;
+use crate::io::entries::{from_drop, from_file_list};
 use crate::io::values::compare_values;
 use crate::io::{browser, Cancel};
 
@@ -60,6 +60,24 @@ pub fn DiffPanel() -> impl IntoView {
             };
             state.open_vs(inputs, Vec::new(), label);
         }
+    };
+    // A drop on this panel opens B (the page-wide drop would replace A).
+    let dropped = move |ev: leptos::ev::DragEvent| {
+        ev.prevent_default();
+        ev.stop_propagation();
+        let Some(dt) = ev.data_transfer() else { return };
+        spawn_local(async move {
+            match from_drop(&dt).await {
+                Ok(inputs) => {
+                    let label = match inputs.as_slice() {
+                        [one] => one.path.clone(),
+                        many => format!("{} files", many.len()),
+                    };
+                    state.open_vs(inputs, Vec::new(), label);
+                }
+                Err(e) => state.error.set(Some(format!("could not read what was dropped: {e}"))),
+            }
+        });
     };
     let open_url = move |_| {
         let urls: Vec<String> = url_text.get_untracked().split_whitespace().map(str::to_owned).collect();
@@ -190,9 +208,10 @@ pub fn DiffPanel() -> impl IntoView {
     };
 
     view! {
-        <section class="panel" data-testid="diff-panel">
+        <section class="panel" data-testid="diff-panel"
+            on:dragover=|ev: leptos::ev::DragEvent| ev.prevent_default() on:drop=dropped>
             <h2>"Compare with another checkpoint"</h2>
-            <p class="muted">"Files stay on this computer; URLs are read by header ranges only."</p>
+            <p class="muted">"Drop files or a folder here, pick them, or give URLs. Files stay on this computer; URLs are read by header ranges only."</p>
             <div class="row">
                 <label>"Files: "<input type="file" multiple data-testid="vs-files" on:change=picked /></label>
                 <input type="url" placeholder="https://… (one or more URLs)" data-testid="vs-url"

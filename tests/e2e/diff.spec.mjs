@@ -71,3 +71,21 @@ test('?url= and ?vs= open both sides; a checkpoint against itself is the same', 
   assert.match(await page.locator('[data-testid=diff-summary]').textContent(), /^37 same, 0 changed, 0 only in A, 0 only in B; 0 metadata/);
   assert.deepEqual(s.browser.errors, []);
 });
+
+test('files dropped on the Compare tab open as B, not as a new A', async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  await v.open();
+  await v.tab('diff');
+  const bytes = [...fs.readFileSync(fixture('gguf_v3_le.gguf'))];
+  const dt = await page.evaluateHandle((b) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(b)], 'dropped.gguf'));
+    return dt;
+  }, bytes);
+  await page.locator('[data-testid=diff-panel]').dispatchEvent('drop', { dataTransfer: dt });
+  await page.waitForFunction(() => document.querySelector('[data-testid=vs-source]')?.textContent === 'dropped.gguf');
+  assert.equal(await v.text('source'), 'sample: gguf_v3_le.gguf', 'A stays open');
+  await page.waitForFunction(() => /^37 same, 0 changed/.test(document.querySelector('[data-testid=diff-summary]')?.textContent ?? ''));
+  assert.deepEqual(s.browser.errors, []);
+});
