@@ -270,3 +270,59 @@ fn experts_are_compared_with_their_slice_of_the_stack() {
     assert_eq!(stack.len(), 2, "one entry per expert");
     assert_eq!(stack[1]["values"]["max_abs"].as_f64(), Some(0.5));
 }
+
+/// Two 500-tensor sets of 4 MB tensors (sparse files): a sampled value diff plans the sample's
+/// windows and nothing else — 64 windows of 4,096 values per tensor and side — and reads exactly
+/// what it plans (a tenth of the orders run, to keep the debug build quick).
+#[test]
+fn a_sampled_diff_of_big_sets_reads_only_the_sample() {
+    use tensorscope::cli::open_paths;
+    use tensorscope::engine::diff::diff as header_diff;
+    use tensorscope::engine::job::work::{apply_compare, compare_orders, order_job};
+    use tensorscope::engine::job::{self, Job as _, Values};
+    let dir = temp_dir("big-sets");
+    let (tensors, elems) = (500usize, 1usize << 20);
+    let mut header = serde_json::Map::new();
+    for i in 0..tensors {
+        let at = i * elems * 4;
+        header.insert(
+            format!("t{i:03}"),
+            serde_json::json!({"dtype": "F32", "shape": [elems], "data_offsets": [at, at + elems * 4]}),
+        );
+    }
+    let text = serde_json::to_string(&header).unwrap();
+    let paths: Vec<PathBuf> = ["a", "b"].iter().map(|n| dir.join(format!("{n}.safetensors"))).collect();
+    for p in &paths {
+        let head = safetensors(&text, 0);
+        let f = std::fs::File::create(p).unwrap();
+        std::io::Write::write_all(&mut &f, &head).unwrap();
+        f.set_len((head.len() + tensors * elems * 4) as u64).unwrap(); // sparse zeros
+    }
+    let (a, _) = open_paths(&paths[..1]).unwrap();
+    let (b, _) = open_paths(&paths[1..]).unwrap();
+    let mut d = header_diff(&a, &b);
+    let (orders, pairs) = compare_orders(&d, &a, &b, Values::Sample);
+    assert_eq!(orders.len(), tensors);
+    let files: Vec<std::fs::File> = paths.iter().map(|p| std::fs::File::open(p).unwrap()).collect();
+    let lens: Vec<u64> = a.files.iter().chain(&b.files).map(|f| f.size).collect();
+    let planned: u64 = orders.iter().map(|o| order_job(o).unwrap().progress().total).sum();
+    let sample = (tensors * 2 * 64 * 4096 * 4) as u64;
+    assert_eq!(planned, sample, "the sampled windows of {} bytes", lens.iter().sum::<u64>());
+    let (mut read, mut replies) = (0u64, Vec::new());
+    let run_here = &orders[..tensors / 10];
+    for o in run_here {
+        let reply = job::run(order_job(o).unwrap(), lens.clone(), |f, r| {
+            read += r.len();
+            let mut buf = vec![0u8; r.len() as usize];
+            std::os::unix::fs::FileExt::read_exact_at(&files[f], &mut buf, r.start).map_err(|e| e.to_string())?;
+            Ok(buf)
+        })
+        .unwrap();
+        replies.push(reply);
+    }
+    assert_eq!(read, sample / 10, "exactly what was planned");
+    assert!(apply_compare(&mut d, &pairs[..run_here.len()], replies));
+    assert!(d.tensors[..run_here.len()]
+        .iter()
+        .all(|p| p.values.as_ref().is_some_and(|v| v.identical && v.compared == 64 * 4096)));
+}
