@@ -326,3 +326,36 @@ fn a_sampled_diff_of_big_sets_reads_only_the_sample() {
         .iter()
         .all(|p| p.values.as_ref().is_some_and(|v| v.identical && v.compared == 64 * 4096)));
 }
+
+/// Gemma's converter stores its norms as `1 + w`: they compare equal to their Hugging Face
+/// source once the one is added back, both ways round; other tensors are untouched.
+#[test]
+fn gemma_norms_compare_with_the_one_the_converter_adds() {
+    let dir = temp_dir("gemma");
+    let norm: Vec<f32> = (0..8).map(|i| i as f32 * 0.125 - 0.5).collect();
+    let up: Vec<f32> = (0..16).map(|i| i as f32 * 0.01).collect();
+    let hf = dir.join("hf.safetensors");
+    write_shaped(
+        &hf,
+        &[
+            ("model.layers.0.input_layernorm.weight", vec![8], norm.clone()),
+            ("model.layers.0.mlp.up_proj.weight", vec![2, 8], up.clone()),
+        ],
+        &[],
+    );
+    let mut g = Gguf::header(3, 2, 1);
+    g.kv_str("general.architecture", "gemma2");
+    g.tensor("blk.0.attn_norm.weight", &[8], 0, 0).tensor("blk.0.ffn_up.weight", &[8, 2], 0, 32).pad(32);
+    for v in norm.iter().map(|v| v + 1.0).chain(up.iter().copied()) {
+        g.raw(&v.to_le_bytes());
+    }
+    let gguf = dir.join("gemma.gguf");
+    std::fs::write(&gguf, g.build()).unwrap();
+    for (a, b) in [(&hf, &gguf), (&gguf, &hf)] {
+        let (_, j) = diff(a, b, &[]);
+        for t in j["tensors"].as_array().unwrap() {
+            assert_eq!((t["status"].as_str(), t["values"]["max_abs"].as_f64()), (Some("same"), Some(0.0)), "{t}");
+        }
+        assert_eq!(j["summary"]["same"], 2);
+    }
+}

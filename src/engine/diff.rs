@@ -154,6 +154,7 @@ fn mapped(hf: &Checkpoint, gguf: &Checkpoint, gguf_is_a: bool) -> Vec<Vec<(usize
         Placement::Same => Pairing::Same,
         Placement::Expert { index } => Pairing::Expert { index, stacked_is_b: !gguf_is_a },
         Placement::PermutedRows { heads } => Pairing::PermutedRows { heads, hf_is_a: !gguf_is_a },
+        Placement::PlusOne => Pairing::PlusOne { hf_is_a: !gguf_is_a },
     };
     if !gguf_is_a {
         return found.into_iter().map(|f| f.map(|(j, p)| (j, pairing(p))).into_iter().collect()).collect();
@@ -175,7 +176,7 @@ fn same_elements(a: &Tensor, b: &Tensor, pairing: Pairing) -> bool {
         Pairing::Expert { stacked_is_b: true, .. } => sb.get(1..) == Some(&sa[..]),
         Pairing::Expert { stacked_is_b: false, .. } => sa.get(1..) == Some(&sb[..]),
         Pairing::Same => sa == sb && a.nbytes == b.nbytes,
-        Pairing::PermutedRows { .. } => sa == sb,
+        Pairing::PermutedRows { .. } | Pairing::PlusOne { .. } => sa == sb,
     }
 }
 

@@ -13,6 +13,9 @@ pub enum Placement {
     /// llama's rotary row permutation of Q and K (per head, the two halves interleaved), with
     /// the head count that applies.
     PermutedRows { heads: u64 },
+    /// Element for element, plus one: gemma's RMS norms store `1 + w` in GGUF (the converter adds
+    /// the one that Hugging Face's `GemmaRMSNorm` adds at run time).
+    PlusOne,
 }
 
 /// The GGUF name of Hugging Face tensor `hf` in a GGUF of architecture `arch`
@@ -25,7 +28,8 @@ pub fn gguf_name(hf: &str, arch: &str, heads: Option<u64>, kv_heads: Option<u64>
         _ => None,
     };
     if let Some(n) = fixed {
-        return Some((n.to_owned(), Placement::Same));
+        let gemma_norm = n == "output_norm.weight" && matches!(arch, "gemma" | "gemma2" | "gemma3");
+        return Some((n.to_owned(), if gemma_norm { Placement::PlusOne } else { Placement::Same }));
     }
     let rest = hf.strip_prefix("model.layers.")?;
     let (layer, rest) = rest.split_once('.')?;
@@ -67,8 +71,10 @@ pub fn gguf_name(hf: &str, arch: &str, heads: Option<u64>, kv_heads: Option<u64>
         _ => return None,
     };
     // llama.cpp's converter permutes the rows of llama's Q and K weights (not their biases,
-    // and not in the other architectures).
+    // and not in the other architectures), and adds one to gemma's norm weights.
+    let gemma = matches!(arch, "gemma" | "gemma2" | "gemma3");
     let placement = match (arch, gguf, kind) {
+        (_, norm, "weight") if gemma && norm.ends_with("norm") => Some(Placement::PlusOne),
         ("llama", "attn_q", "weight") => heads.map(|heads| Placement::PermutedRows { heads }),
         ("llama", "attn_k", "weight") => kv_heads.or(heads).map(|heads| Placement::PermutedRows { heads }),
         _ => Some(Placement::Same),
@@ -129,6 +135,12 @@ mod tests {
         assert_eq!(gemma("model.layers.2.post_attention_layernorm.weight"), "blk.2.post_attention_norm.weight");
         assert_eq!(gemma("model.layers.2.pre_feedforward_layernorm.weight"), "blk.2.ffn_norm.weight");
         assert_eq!(gemma("model.layers.2.post_feedforward_layernorm.weight"), "blk.2.post_ffw_norm.weight");
+        let place = |n: &str, arch: &str| gguf_name(n, arch, None, None).unwrap().1;
+        assert_eq!(place("model.layers.2.input_layernorm.weight", "gemma3"), Placement::PlusOne);
+        assert_eq!(place("model.layers.2.self_attn.q_norm.weight", "gemma3"), Placement::PlusOne);
+        assert_eq!(place("model.norm.weight", "gemma2"), Placement::PlusOne);
+        assert_eq!(place("model.norm.weight", "llama"), Placement::Same);
+        assert_eq!(place("model.layers.2.mlp.up_proj.weight", "gemma2"), Placement::Same);
     }
 
     #[test]

@@ -69,6 +69,9 @@ pub enum Pairing {
     Expert { index: u64, stacked_is_b: bool },
     /// llama's Q/K row permutation, `heads` heads; `hf_is_a` when A holds the Hugging Face rows.
     PermutedRows { heads: u64, hf_is_a: bool },
+    /// Element for element, the GGUF side holding the Hugging Face value plus one (gemma's
+    /// norms): one is added to the Hugging Face side (A when `hf_is_a`) before comparing.
+    PlusOne { hf_is_a: bool },
 }
 
 /// Collects a window's values in order.
@@ -96,7 +99,7 @@ pub fn compare_job(
     let shape = match pairing {
         Pairing::Expert { stacked_is_b: true, .. } if sb.len() == sa.len() + 1 && sb[1..] == sa[..] => sa.clone(),
         Pairing::Expert { stacked_is_b: false, .. } if sa.len() == sb.len() + 1 && sa[1..] == sb[..] => sb.clone(),
-        Pairing::Same | Pairing::PermutedRows { .. } if sa == sb => sa.clone(),
+        Pairing::Same | Pairing::PermutedRows { .. } | Pairing::PlusOne { .. } if sa == sb => sa.clone(),
         _ => return Err(CompareError::Shapes(sa, sb)),
     };
     let mut b = b.clone();
@@ -107,7 +110,7 @@ pub fn compare_job(
     let elems = shape.iter().product::<u64>();
     let unit = lcm(ca.block_elems as u64, cb.block_elems as u64);
     let pairs: Vec<((u64, u64), (u64, u64))> = match pairing {
-        Pairing::Same => windows(elems, unit, values).into_iter().map(|w| (w, w)).collect(),
+        Pairing::Same | Pairing::PlusOne { .. } => windows(elems, unit, values).into_iter().map(|w| (w, w)).collect(),
         Pairing::Expert { index, stacked_is_b } => {
             let at = index.checked_mul(elems).ok_or(CompareError::Shapes(sa.clone(), sb.clone()))?;
             let shift = |(s, e): (u64, u64)| (s + at, e + at);
@@ -135,14 +138,13 @@ pub fn compare_job(
         plans.push((side(a, a0, a1)?, side(&b, b0, b1)?));
     }
     let total = plans.iter().map(|((pa, _), (pb, _))| pa.bytes + pb.bytes).sum();
-    Ok(CompareJob {
-        plans: plans.into_iter(),
-        current: None,
-        a_values: Vec::new(),
-        acc: Acc::default(),
-        done: 0,
-        total,
-    })
+    let shift = match pairing {
+        Pairing::PlusOne { hf_is_a: true } => (1.0, 0.0),
+        Pairing::PlusOne { hf_is_a: false } => (0.0, 1.0),
+        _ => (0.0, 0.0),
+    };
+    let acc = Acc { shift, ..Acc::default() };
+    Ok(CompareJob { plans: plans.into_iter(), current: None, a_values: Vec::new(), acc, done: 0, total })
 }
 
 /// The rows compared of a permuted weight: every row, or [`SAMPLE_WINDOWS`] spread evenly.
@@ -195,11 +197,13 @@ struct Acc {
     ab: f64,
     max_abs: f64,
     identical: bool,
+    /// Added to each A and B value (in `f32`, as a converter would) before comparing.
+    shift: (f32, f32),
 }
 
 impl Default for Acc {
     fn default() -> Self {
-        Acc { compared: 0, diff2: 0.0, a2: 0.0, b2: 0.0, ab: 0.0, max_abs: 0.0, identical: true }
+        Acc { compared: 0, diff2: 0.0, a2: 0.0, b2: 0.0, ab: 0.0, max_abs: 0.0, identical: true, shift: (0.0, 0.0) }
     }
 }
 
@@ -209,6 +213,7 @@ impl Acc {
             self.identical = false;
         }
         for (&x, &y) in a.iter().zip(b) {
+            let (x, y) = if self.shift == (0.0, 0.0) { (x, y) } else { (x + self.shift.0, y + self.shift.1) };
             let same = x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
             self.identical &= same;
             if !(x.is_finite() && y.is_finite()) {
