@@ -359,3 +359,30 @@ fn gemma_norms_compare_with_the_one_the_converter_adds() {
         assert_eq!(j["summary"]["same"], 2);
     }
 }
+
+/// A vocabulary longer than the items a header keeps: two that differ only past those items are
+/// told apart by their bytes; equal ones are not listed.
+#[test]
+fn long_metadata_arrays_are_compared_by_their_bytes() {
+    let dir = temp_dir("arrays");
+    let vocab = |last: &str| {
+        let n = 5000u64;
+        let mut g = Gguf::header(3, 0, 1);
+        g.str(b"tokenizer.ggml.tokens").u32(9).u32(8).u64(n);
+        for i in 0..n - 1 {
+            g.str(format!("tok{i}").as_bytes());
+        }
+        g.str(last.as_bytes());
+        g.build()
+    };
+    let (a, b, c) = (dir.join("a.gguf"), dir.join("b.gguf"), dir.join("c.gguf"));
+    std::fs::write(&a, vocab("end")).unwrap();
+    std::fs::write(&b, vocab("end")).unwrap();
+    std::fs::write(&c, vocab("END")).unwrap();
+    let (code, j) = diff(&a, &b, &["--values", "none"]);
+    assert_eq!((code, j["metadata"].as_array().unwrap().len()), (0, 0));
+    let (code, j) = diff(&a, &c, &["--values", "none"]);
+    assert_eq!(code, 1);
+    assert_eq!(j["metadata"][0]["key"], "tokenizer.ggml.tokens");
+    assert_eq!(j["metadata"][0]["status"], "changed");
+}

@@ -7,7 +7,7 @@ use super::parallel::{map_units, threads};
 use super::source::run_job;
 use crate::engine::diff::{diff, totals, Diff, Status};
 use crate::engine::diff_report::DiffReport;
-use crate::engine::job::work::{apply_compare, compare_orders, order_job};
+use crate::engine::job::work::{apply_arrays, apply_compare, array_orders, compare_orders, order_job, Order};
 use crate::engine::job::Values;
 use crate::engine::model::Checkpoint;
 
@@ -16,14 +16,22 @@ use crate::engine::model::Checkpoint;
 /// dtype) keep their header status.
 pub fn compare(a: &Checkpoint, b: &Checkpoint, values: Option<Values>) -> Result<Diff, String> {
     let mut d = diff(a, b);
-    let Some(values) = values else { return Ok(d) };
-    let (orders, pairs) = compare_orders(&d, a, b, values);
     let paths: Vec<&str> = a.files.iter().chain(&b.files).map(|f| f.path.as_str()).collect();
     let lens: Vec<u64> = a.files.iter().chain(&b.files).map(|f| f.size).collect();
-    let replies = map_units(orders.len(), threads(), |k| {
-        let job = order_job(&orders[k]).map_err(|e| e.to_string())?;
-        run_job(job, &paths, lens.clone(), |_| Ok(()))
-    })?;
+    let run = |orders: &[Order]| {
+        map_units(orders.len(), threads(), |k| {
+            let job = order_job(&orders[k]).map_err(|e| e.to_string())?;
+            run_job(job, &paths, lens.clone(), |_| Ok(()))
+        })
+    };
+    // Long metadata arrays whose kept items agree: their bytes settle it.
+    let (orders, pairs) = array_orders(&d, a, b);
+    if !apply_arrays(&mut d, a, &pairs, run(&orders)?) {
+        return Err("a reply is not two digests".into());
+    }
+    let Some(values) = values else { return Ok(d) };
+    let (orders, pairs) = compare_orders(&d, a, b, values);
+    let replies = run(&orders)?;
     if !apply_compare(&mut d, &pairs, replies) {
         return Err("a reply is not a value diff".into());
     }

@@ -60,6 +60,9 @@ pub struct Diff {
     pub tensors: Vec<TensorPair>,
     /// Keys that differ: A's in A's order, then those only B has.
     pub metadata: Vec<MetaPair>,
+    /// Array keys (A's and B's metadata indices) that agree in item type, length and the items
+    /// kept, but hold more: their bytes settle it ([`crate::job::work::array_orders`]).
+    pub unsettled: Vec<(usize, usize)>,
 }
 
 /// The header diff of `a` and `b`: tensors match by name (a GGUF and a safetensors checkpoint
@@ -109,13 +112,17 @@ pub fn diff(a: &Checkpoint, b: &Checkpoint) -> Diff {
 
     let b_keys: HashMap<&str, usize> = b.metadata.iter().enumerate().map(|(i, (k, _))| (k.as_str(), i)).collect();
     let mut seen = vec![false; b.metadata.len()];
-    let mut metadata = Vec::new();
+    let (mut metadata, mut unsettled) = (Vec::new(), Vec::new());
     for (i, (key, va)) in a.metadata.iter().enumerate() {
         match b_keys.get(key.as_str()) {
             Some(&j) => {
                 seen[j] = true;
                 if !same_value(va, &b.metadata[j].1) {
                     metadata.push(MetaPair { key: key.clone(), a: Some(i), b: Some(j), status: Status::Changed });
+                } else if let MetaValue::Gguf(Value::Array(arr)) = va {
+                    if arr.len > arr.items.len() as u64 {
+                        unsettled.push((i, j));
+                    }
                 }
             }
             None => metadata.push(MetaPair { key: key.clone(), a: Some(i), b: None, status: Status::OnlyA }),
@@ -124,7 +131,7 @@ pub fn diff(a: &Checkpoint, b: &Checkpoint) -> Diff {
     for (j, (key, _)) in b.metadata.iter().enumerate().filter(|(j, _)| !seen[*j]) {
         metadata.push(MetaPair { key: key.clone(), a: None, b: Some(j), status: Status::OnlyB });
     }
-    Diff { tensors, metadata }
+    Diff { tensors, metadata, unsettled }
 }
 
 /// For each tensor of A, its tensors of B and how their elements pair: `hf` holds the Hugging
@@ -208,6 +215,12 @@ impl Diff {
             pair.status = Status::Changed;
         }
         pair.values = Some(v);
+    }
+
+    /// Record that A's key `key` (A's metadata index `a`, B's `b`) changed, in A's order.
+    pub fn add_changed_key(&mut self, key: String, a: usize, b: usize) {
+        let at = self.metadata.iter().position(|m| m.a.is_none_or(|x| x > a)).unwrap_or(self.metadata.len());
+        self.metadata.insert(at, MetaPair { key, a: Some(a), b: Some(b), status: Status::Changed });
     }
 
     /// Whether the two are the same: every tensor the same, no metadata key different.

@@ -13,7 +13,8 @@ use super::workers::{OnPart, Pool};
 use crate::engine::diff::Diff;
 use crate::engine::gguf::{Array, ArrayPage};
 use crate::engine::job::work::{
-    apply_compare, check_orders, compare_orders, histogram_orders, join_histogram, order_job, Order, Reply, TensorRef,
+    apply_arrays, apply_compare, array_orders, check_orders, compare_orders, histogram_orders, join_histogram,
+    order_job, Order, Reply, TensorRef,
 };
 use crate::engine::job::Values;
 use crate::engine::job::{array_items_job, npy_job, CheckOutcome, HistogramSink, Job, RunError, ValuesError};
@@ -199,4 +200,27 @@ pub async fn compare_values(
         return Err(RunError::Read("a reply is not a value diff".into()));
     }
     Ok((out, workers))
+}
+
+/// The diff's long metadata arrays settled by their bytes (see `work::array_orders`).
+pub async fn settle_arrays(
+    d: &Diff,
+    a: &Checkpoint,
+    b: &Checkpoint,
+    a_sources: &[Source],
+    b_sources: &[Source],
+    cancel: &Cancel,
+) -> Result<Diff, RunError> {
+    let (orders, pairs) = array_orders(d, a, b);
+    let mut out = d.clone();
+    if orders.is_empty() {
+        out.unsettled.clear();
+        return Ok(out);
+    }
+    let sources: Vec<Source> = a_sources.iter().chain(b_sources).cloned().collect();
+    let (replies, _) = run_orders(orders, &sources, cancel, |_, _| {}, None).await?;
+    if !apply_arrays(&mut out, a, &pairs, replies) {
+        return Err(RunError::Read("a reply is not two digests".into()));
+    }
+    Ok(out)
 }

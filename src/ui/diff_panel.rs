@@ -15,7 +15,7 @@ use crate::engine::job::Values;
 use crate::engine::model::Tensor;
 use crate::engine::view::human_bytes;
 use crate::io::entries::{from_drop, from_file_list};
-use crate::io::values::compare_values;
+use crate::io::values::{compare_values, settle_arrays};
 use crate::io::{browser, Cancel};
 
 /// Rows shown at most; the rest are counted (the export holds them all).
@@ -44,11 +44,25 @@ pub fn DiffPanel() -> impl IntoView {
         compared.set(None);
         job.set(None);
     });
+    // The header diff, then (a moment later) with long metadata arrays settled by their bytes.
+    let settled: RwSignal<Option<Arc<Diff>>> = RwSignal::new(None);
     let header = Memo::new(move |_| {
         let (a, b) = (state.cp.get()?, state.vs.get()?);
         Some(Arc::new(diff(&a, &b)))
     });
-    let current = move || compared.get().map(|c| Arc::new(c.diff.clone())).or_else(|| header.get());
+    Effect::new(move |_| {
+        settled.set(None);
+        let (Some(a), Some(b), Some(d)) = (state.cp.get(), state.vs.get(), header.get()) else { return };
+        let (sa, sb) = (state.sources(), state.vs_sources.get_value());
+        spawn_local(async move {
+            match settle_arrays(&d, &a, &b, &sa, &sb, &Cancel::new()).await {
+                Ok(d) => settled.set(Some(Arc::new(d))),
+                Err(e) => state.error.set(Some(format!("comparing metadata arrays failed: {e}"))),
+            }
+        });
+    });
+    let base = move || settled.get().or_else(|| header.get());
+    let current = move || compared.get().map(|c| Arc::new(c.diff.clone())).or_else(base);
 
     let picked = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
@@ -87,8 +101,8 @@ pub fn DiffPanel() -> impl IntoView {
         }
     };
     let run = move |values: Values| {
-        let (Some(a), Some(b), Some(d)) = (state.cp.get_untracked(), state.vs.get_untracked(), header.get_untracked())
-        else {
+        let base = settled.get_untracked().or_else(|| header.get_untracked());
+        let (Some(a), Some(b), Some(d)) = (state.cp.get_untracked(), state.vs.get_untracked(), base) else {
             return;
         };
         cancel.with_value(Cancel::cancel);

@@ -9,10 +9,10 @@ use crate::step::{FeedError, CHUNK_BYTES};
 /// Read-ahead of the hash: big reads, few round trips.
 const HASH_READ_AHEAD: u64 = 8 << 20;
 
-/// The SHA-256 of each of a list of files, one after the other.
+/// The SHA-256 of each of a list of files (or byte spans of files), one after the other.
 pub struct Sha256Job {
-    /// `(file index, length)` of the files to hash.
-    files: Vec<(usize, u64)>,
+    /// `(file index, span)` of what to hash.
+    files: Vec<(usize, ByteRange)>,
     current: usize,
     at: u64,
     hasher: Sha256,
@@ -24,8 +24,14 @@ pub struct Sha256Job {
 impl Sha256Job {
     /// Hash files `(index, length)` in the order given.
     pub fn new(files: Vec<(usize, u64)>) -> Self {
-        let total_bytes = files.iter().map(|f| f.1).fold(0u64, u64::saturating_add);
-        Sha256Job { files, current: 0, at: 0, hasher: Sha256::new(), digests: Vec::new(), done_bytes: 0, total_bytes }
+        Sha256Job::spans(files.into_iter().map(|(f, len)| (f, ByteRange::new(0, len))).collect())
+    }
+
+    /// Hash byte spans `(file index, range)` in the order given, one digest each.
+    pub fn spans(files: Vec<(usize, ByteRange)>) -> Self {
+        let total_bytes = files.iter().map(|f| f.1.len()).fold(0u64, u64::saturating_add);
+        let at = files.first().map_or(0, |f| f.1.start);
+        Sha256Job { files, current: 0, at, hasher: Sha256::new(), digests: Vec::new(), done_bytes: 0, total_bytes }
     }
 
     /// Hash every file of a set of `lens` bytes.
@@ -46,27 +52,27 @@ impl Job for Sha256Job {
 
     fn step(&mut self) -> JobStep<Vec<String>> {
         loop {
-            let Some(&(file, len)) = self.files.get(self.current) else {
+            let Some(&(file, span)) = self.files.get(self.current) else {
                 return JobStep::Done(std::mem::take(&mut self.digests));
             };
-            if self.at < len {
-                let end = len.min(self.at.saturating_add(CHUNK_BYTES));
+            if self.at < span.end {
+                let end = span.end.min(self.at.saturating_add(CHUNK_BYTES));
                 return JobStep::Need(Need { file, range: ByteRange::new(self.at, end) });
             }
             self.digests.push(hex(&std::mem::take(&mut self.hasher).finalize()));
-            self.done_bytes += len;
+            self.done_bytes += span.len();
             self.current += 1;
-            self.at = 0;
+            self.at = self.files.get(self.current).map_or(0, |f| f.1.start);
         }
     }
 
     fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
-        let Some(&(want, len)) = self.files.get(self.current) else { return Ok(()) };
+        let Some(&(want, span)) = self.files.get(self.current) else { return Ok(()) };
         if file != want || offset != self.at {
             return Err(FeedError { expected: self.at, got: offset });
         }
         // Stay in u64: on wasm32 a usize cannot hold what is left of a file past 4 GiB.
-        let left = len - self.at;
+        let left = span.end - self.at;
         let take = usize::try_from(left).map_or(bytes.len(), |l| l.min(bytes.len()));
         self.hasher.update(&bytes[..take]);
         self.at += take as u64;
@@ -74,7 +80,8 @@ impl Job for Sha256Job {
     }
 
     fn progress(&self) -> Progress {
-        Progress { done: self.done_bytes + self.at, total: self.total_bytes }
+        let start = self.files.get(self.current).map_or(self.at, |f| f.1.start);
+        Progress { done: self.done_bytes + (self.at - start), total: self.total_bytes }
     }
 
     fn read_ahead(&self) -> u64 {
@@ -96,6 +103,18 @@ mod tests {
         assert_eq!(d[0], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert_eq!(d[1], "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
         assert_eq!(d[2], hex(&Sha256::digest(files[2])));
+    }
+
+    #[test]
+    fn spans_hash_just_their_bytes() {
+        let file: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
+        let spans = vec![(0, ByteRange::new(10, 4000)), (0, ByteRange::new(0, 0)), (0, ByteRange::new(4999, 5000))];
+        let d = run(Sha256Job::spans(spans), vec![5000], |_, r| Ok(file[r.start as usize..r.end as usize].to_vec()))
+            .unwrap();
+        assert_eq!(
+            d,
+            vec![hex(&Sha256::digest(&file[10..4000])), hex(&Sha256::digest(b"")), hex(&Sha256::digest(&file[4999..]))]
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::diff::Diff;
 use crate::gguf::GgmlType;
 use crate::model::{Checkpoint, Dtype, Extent, Tensor};
 use crate::plan::{Plan, Selection};
+use crate::range::ByteRange;
 use crate::safetensors::Dtype as StDtype;
 use crate::step::FeedError;
 
@@ -83,6 +84,8 @@ pub enum Order {
     Scan { units: Vec<(TensorRef, Range<u64>)> },
     /// The SHA-256 of one file.
     Sha256 { file: usize, len: u64 },
+    /// The SHA-256 of each of some byte spans `(file, start, end)`.
+    Spans { spans: Vec<(usize, u64, u64)> },
     /// A tensor as `.npy` bytes, streamed (see [`OrderJob::take_output`]).
     Npy { tensor: TensorRef },
     /// The value diff of two tensors (B's file indices after A's).
@@ -107,6 +110,7 @@ pub enum Reply {
     Histogram(Box<HistogramSink>),
     Scan(Vec<NonFiniteSink>),
     Sha256(String),
+    Spans(Vec<String>),
     /// The last `.npy` bytes (the rest went out with [`OrderJob::take_output`]).
     Npy(Vec<u8>),
     Compare(ValueDiff),
@@ -126,6 +130,12 @@ impl Reply {
             }
             Reply::Sha256(hex) => {
                 w.bytes(hex.as_bytes());
+            }
+            Reply::Spans(digests) => {
+                w.u64(digests.len() as u64);
+                for d in digests {
+                    w.bytes(d.as_bytes());
+                }
             }
             Reply::Npy(bytes) => {
                 w.bytes(bytes);
@@ -157,6 +167,13 @@ impl Reply {
                 Reply::Scan(counts)
             }
             Order::Sha256 { .. } => Reply::Sha256(String::from_utf8(r.bytes()?).ok()?),
+            Order::Spans { spans } => {
+                if r.u64()? != spans.len() as u64 {
+                    return None;
+                }
+                let digests: Option<Vec<String>> = spans.iter().map(|_| String::from_utf8(r.bytes()?).ok()).collect();
+                Reply::Spans(digests?)
+            }
             Order::Npy { .. } => Reply::Npy(r.bytes()?),
             Order::Compare { .. } => Reply::Compare(ValueDiff {
                 compared: r.u64()?,
@@ -177,6 +194,7 @@ enum Running {
     Histogram(Box<ValueScan<HistogramSink>>),
     Scan(Box<ScanUnits>),
     Sha256(Sha256Job),
+    Spans(Sha256Job),
     Npy(Box<NpyJob>),
     Compare(Box<CompareJob>),
 }
@@ -205,6 +223,10 @@ pub fn order_job(order: &Order) -> Result<OrderJob, ValuesError> {
             }))
         }
         Order::Sha256 { file, len } => Running::Sha256(Sha256Job::new(vec![(*file, *len)])),
+        Order::Spans { spans } => {
+            let spans = spans.iter().map(|&(f, start, end)| (f, ByteRange::new(start, end.max(start)))).collect();
+            Running::Spans(Sha256Job::spans(spans))
+        }
         Order::Npy { tensor } => Running::Npy(Box::new(npy_job(&tensor.tensor()?)?)),
         Order::Compare { a, b, values, pairing } => {
             let (ta, tb) = (a.tensor()?, b.tensor()?);
@@ -244,6 +266,10 @@ impl Job for OrderJob {
                 JobStep::Need(n) => JobStep::Need(n),
                 JobStep::Done(mut digests) => JobStep::Done(Reply::Sha256(digests.pop().unwrap_or_default())),
             },
+            Running::Spans(j) => match j.step() {
+                JobStep::Need(n) => JobStep::Need(n),
+                JobStep::Done(digests) => JobStep::Done(Reply::Spans(digests)),
+            },
             Running::Npy(j) => match j.step() {
                 JobStep::Need(n) => JobStep::Need(n),
                 JobStep::Done(mut sink) => JobStep::Done(Reply::Npy(sink.take())),
@@ -259,7 +285,7 @@ impl Job for OrderJob {
         match &mut self.0 {
             Running::Histogram(j) => j.feed(file, offset, bytes),
             Running::Scan(j) => j.feed(file, offset, bytes),
-            Running::Sha256(j) => j.feed(file, offset, bytes),
+            Running::Sha256(j) | Running::Spans(j) => j.feed(file, offset, bytes),
             Running::Npy(j) => j.feed(file, offset, bytes),
             Running::Compare(j) => j.feed(file, offset, bytes),
         }
@@ -269,7 +295,7 @@ impl Job for OrderJob {
         match &self.0 {
             Running::Histogram(j) => j.progress(),
             Running::Scan(j) => j.progress(),
-            Running::Sha256(j) => j.progress(),
+            Running::Sha256(j) | Running::Spans(j) => j.progress(),
             Running::Npy(j) => j.progress(),
             Running::Compare(j) => j.progress(),
         }
@@ -279,7 +305,7 @@ impl Job for OrderJob {
         match &self.0 {
             Running::Histogram(j) => j.read_ahead(),
             Running::Scan(j) => j.read_ahead(),
-            Running::Sha256(j) => j.read_ahead(),
+            Running::Sha256(j) | Running::Spans(j) => j.read_ahead(),
             Running::Npy(j) => j.read_ahead(),
             Running::Compare(j) => j.read_ahead(),
         }
@@ -489,4 +515,72 @@ pub fn apply_compare(d: &mut Diff, pairs: &[usize], replies: Vec<Reply>) -> bool
         d.set_values(i, v);
     }
     true
+}
+
+/// The orders that settle the metadata arrays of a diff its headers cannot: the same item type,
+/// length and kept items, but more items than are kept. One order hashes both arrays' bytes (B's
+/// file indices after A's); arrays of files of different byte order are left as they compare.
+pub fn array_orders(d: &Diff, a: &Checkpoint, b: &Checkpoint) -> (Vec<Order>, Vec<(usize, usize)>) {
+    let (mut orders, mut pairs) = (Vec::new(), Vec::new());
+    for &(i, j) in &d.unsettled {
+        let (fa, fb) = (a.meta_file.get(i).copied(), b.meta_file.get(j).copied());
+        let (Some(fa), Some(fb)) = (fa, fb) else { continue };
+        if a.big_endian.get(fa) != b.big_endian.get(fb) {
+            continue;
+        }
+        let span = |cp: &Checkpoint, k: usize| match &cp.metadata[k].1 {
+            crate::model::MetaValue::Gguf(crate::gguf::Value::Array(arr)) => Some(arr.span),
+            _ => None,
+        };
+        let (Some(sa), Some(sb)) = (span(a, i), span(b, j)) else { continue };
+        let spans = vec![(fa, sa.start, sa.end), (fb + a.files.len(), sb.start, sb.end)];
+        orders.push(Order::Spans { spans });
+        pairs.push((i, j));
+    }
+    (orders, pairs)
+}
+
+/// Record the replies to [`array_orders`]: arrays whose bytes differ are changed keys (`false`
+/// when a reply is not two digests).
+pub fn apply_arrays(d: &mut Diff, a: &Checkpoint, pairs: &[(usize, usize)], replies: Vec<Reply>) -> bool {
+    for (&(i, j), r) in pairs.iter().zip(replies) {
+        let Reply::Spans(digests) = r else { return false };
+        if digests.len() != 2 {
+            return false;
+        }
+        if digests[0] != digests[1] {
+            d.add_changed_key(a.metadata[i].0.clone(), i, j);
+        }
+    }
+    d.unsettled.clear();
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn span_and_compare_replies_survive_bytes_and_broken_ones_are_refused() {
+        let spans = Order::Spans { spans: vec![(0, 0, 10), (1, 5, 9)] };
+        let order = Order::from_json(&spans.to_json()).unwrap();
+        let reply = Reply::Spans(vec!["ab".into(), "cd".into()]);
+        let bytes = reply.to_bytes();
+        assert!(matches!(Reply::from_bytes(&order, &bytes), Some(Reply::Spans(d)) if d == ["ab", "cd"]));
+        for cut in 0..bytes.len() {
+            assert!(Reply::from_bytes(&order, &bytes[..cut]).is_none(), "cut at {cut}");
+        }
+        let one = Reply::Spans(vec!["ab".into()]).to_bytes();
+        assert!(Reply::from_bytes(&order, &one).is_none(), "one digest for two spans");
+        let v = ValueDiff { compared: 3, nmse: 0.5, cosine: f64::NAN, max_abs: 2.0, identical: false };
+        let t = TensorRef { dtype: "st:F32".into(), shape: vec![3], file: 0, offset: 8, nbytes: 12, file_len: 20 };
+        let cmp =
+            Order::Compare { a: t.clone(), b: t, values: Values::Sample, pairing: Pairing::PlusOne { hf_is_a: true } };
+        let cmp = Order::from_json(&cmp.to_json()).unwrap();
+        let Some(Reply::Compare(back)) = Reply::from_bytes(&cmp, &Reply::Compare(v.clone()).to_bytes()) else {
+            panic!()
+        };
+        assert_eq!((back.compared, back.nmse, back.max_abs, back.identical), (3, 0.5, 2.0, false));
+        assert!(back.cosine.is_nan());
+    }
 }
