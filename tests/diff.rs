@@ -224,6 +224,10 @@ fn a_gguf_is_compared_with_the_safetensors_it_was_converted_from() {
     let q4 = text.lines().find(|l| l.starts_with("Q4_0")).unwrap_or_else(|| panic!("{text}"));
     assert_eq!(q4.split_whitespace().collect::<Vec<_>>(), ["Q4_0", "0", "16384", "0", "9216", "-", "4.50"]);
     assert!(text.contains("tensors: 4 same, 8 changed, 0 only in A, 0 only in B"), "{text}");
+    // Bytes per layer side by side, with the layer's worst NMSE (down_proj's, Q4_0).
+    let layer0 = text.lines().find(|l| l.starts_with("0 ")).unwrap_or_else(|| panic!("{text}"));
+    let down = expected["model.layers.0.mlp.down_proj.weight"]["nmse"].as_f64().unwrap();
+    assert_eq!(layer0.split_whitespace().collect::<Vec<_>>(), ["0", "110848", "23904", &format!("{down:.3e}")]);
     // The fine-tune: v_proj changed, lm_head removed, one tensor added, a metadata value changed.
     let (_, j) = diff(&dir.join("base.safetensors"), &dir.join("tuned.safetensors"), &[]);
     assert_eq!(j["summary"], serde_json::json!({"same": 10, "changed": 1, "only_a": 1, "only_b": 1}));

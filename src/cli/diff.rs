@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::parallel::{map_units, threads};
 use super::source::run_job;
-use crate::engine::diff::{diff, totals, Diff, Status};
+use crate::engine::diff::{by_layer, diff, totals, Diff, Status};
 use crate::engine::diff_report::DiffReport;
 use crate::engine::job::work::{apply_arrays, apply_compare, array_orders, compare_orders, order_job, Order};
 use crate::engine::job::Values;
@@ -70,6 +70,15 @@ pub fn write(a: &Checkpoint, b: &Checkpoint, d: &Diff, json: bool, out: &mut dyn
             bpw(&ta),
             bpw(&tb)
         )?;
+    }
+    let layers = by_layer(d, a, b);
+    if layers.iter().any(|l| l.layer.is_some()) {
+        writeln!(out, "{:<10} {:>16} {:>16} {:>12}", "layer", "bytes A", "bytes B", "worst NMSE")?;
+        for l in &layers {
+            let name = l.layer.map_or("other".to_owned(), |n| n.to_string());
+            let worst = l.worst_nmse.map_or("-".to_owned(), |w| format!("{w:.3e}"));
+            writeln!(out, "{name:<10} {:>16} {:>16} {worst:>12}", l.a_bytes, l.b_bytes)?;
+        }
     }
     writeln!(out, "tensors: {same} same, {changed} changed, {only_a} only in A, {only_b} only in B")?;
     for p in d.tensors.iter().filter(|p| p.status != Status::Same) {

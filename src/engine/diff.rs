@@ -250,3 +250,36 @@ pub fn totals(a: &Checkpoint, b: &Checkpoint) -> Vec<(String, Totals, Totals)> {
     rows.extend(names.into_iter().map(|n| (n.clone(), find(&sa, n), find(&sb, n))));
     rows
 }
+
+/// One layer of a diff (tensors named `blk.N.…`, `model.layers.N.…`; `None`: the rest).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayerRow {
+    pub layer: Option<u64>,
+    pub a_bytes: u64,
+    pub b_bytes: u64,
+    /// The highest NMSE of the layer's compared tensors.
+    pub worst_nmse: Option<f64>,
+}
+
+/// Bytes per layer side by side, and each layer's worst NMSE once values were compared: the
+/// rest first, then layers in order. A tensor counts in A's layer (B's when only B holds it).
+pub fn by_layer(d: &Diff, a: &Checkpoint, b: &Checkpoint) -> Vec<LayerRow> {
+    let mut rows: std::collections::BTreeMap<Option<u64>, LayerRow> = std::collections::BTreeMap::new();
+    let mut counted_b = vec![false; b.tensors.len()];
+    for p in &d.tensors {
+        let (ta, tb) = (p.a.map(|i| &a.tensors[i]), p.b.map(|i| &b.tensors[i]));
+        let layer = ta.or(tb).and_then(|t| crate::view::layer_of(&t.name));
+        let row = rows.entry(layer).or_insert_with(|| LayerRow { layer, ..LayerRow::default() });
+        row.a_bytes += ta.map_or(0, |t| t.nbytes);
+        // A stack matched by several experts counts once.
+        if let (Some(j), Some(t)) = (p.b, tb) {
+            if !std::mem::replace(&mut counted_b[j], true) {
+                row.b_bytes += t.nbytes;
+            }
+        }
+        if let Some(v) = &p.values {
+            row.worst_nmse = Some(row.worst_nmse.map_or(v.nmse, |w| w.max(v.nmse)));
+        }
+    }
+    rows.into_values().collect()
+}

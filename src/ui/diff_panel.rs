@@ -9,7 +9,7 @@ use leptos::task::spawn_local;
 
 use super::state::AppState;
 use super::ProgressBar;
-use crate::engine::diff::{diff, totals, Diff, Status};
+use crate::engine::diff::{by_layer, diff, totals, Diff, Status};
 use crate::engine::diff_report::DiffReport;
 use crate::engine::job::Values;
 use crate::engine::model::Tensor;
@@ -198,6 +198,43 @@ pub fn DiffPanel() -> impl IntoView {
                 }
             })
             .collect_view();
+        let layers = by_layer(&d, &a, &b);
+        let chart = layers.iter().any(|l| l.worst_nmse.is_some()).then(|| {
+            // Worst NMSE per layer on a log scale, 1e-12 (no bar) to 1 (full height).
+            let (w, h) = (12.0, 80.0);
+            let bars = layers
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    let v = l.worst_nmse.unwrap_or(0.0);
+                    let frac = if v > 0.0 { ((v.log10() + 12.0) / 12.0).clamp(0.0, 1.0) } else { 0.0 };
+                    let name = l.layer.map_or("other".to_owned(), |n| format!("layer {n}"));
+                    let title = format!("{name}: worst NMSE {v:.3e}");
+                    view! {
+                        <rect x=format!("{}", i as f64 * w) y=format!("{:.1}", h * (1.0 - frac)) width=format!("{}", w - 2.0)
+                            height=format!("{:.1}", h * frac) data-testid="layer-bar"><title>{title}</title></rect>
+                    }
+                })
+                .collect_view();
+            view! {
+                <h3>"Worst NMSE by layer (log scale)"</h3>
+                <svg class="layer-chart" data-testid="layer-chart" width=format!("{}", layers.len() as f64 * w) height=format!("{h}")>{bars}</svg>
+            }
+        });
+        let layer_rows = layers
+            .iter()
+            .filter(|l| l.layer.is_some())
+            .map(|l| {
+                let n = l.layer.map_or(String::new(), |n| n.to_string());
+                let key = n.clone();
+                view! {
+                    <tr data-testid="diff-layer" data-layer=key>
+                        <td>{n}</td><td class="num">{human_bytes(l.a_bytes)}</td><td class="num">{human_bytes(l.b_bytes)}</td>
+                        <td class="num">{l.worst_nmse.map_or(String::new(), |v| format!("{v:.3e}"))}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
         let meta = d
             .metadata
             .iter()
@@ -216,6 +253,12 @@ pub fn DiffPanel() -> impl IntoView {
                 <tbody>{rows}</tbody>
             </table>
             {more.then(|| view! { <p class="muted">{format!("Showing the first {MAX_ROWS}; the export holds every tensor.")}</p> })}
+            {chart}
+            <h3>"Layers"</h3>
+            <table class="diff" data-testid="diff-layers">
+                <thead><tr><th>"Layer"</th><th>"Bytes A"</th><th>"Bytes B"</th><th>"Worst NMSE"</th></tr></thead>
+                <tbody>{layer_rows}</tbody>
+            </table>
             <h3>"Metadata"</h3>
             <ul class="diff-keys">{meta}</ul>
         })

@@ -39,6 +39,10 @@ test('a GGUF against the safetensors it came from: matched by name, values on th
   await page.locator('[data-testid=diff-worst-first]').check();
   const first = await page.locator('[data-testid=diff-row]').first().getAttribute('data-name');
   assert.equal(first, 'model.layers.0.mlp.down_proj.weight');
+  // Layers side by side, and a bar per layer in the worst-NMSE chart.
+  assert.equal(await page.locator('[data-testid=layer-bar]').count(), 2);
+  const layer0 = await page.locator('[data-testid=diff-layer][data-layer="0"] td').allTextContents();
+  assert.equal(layer0[3], '7.465e-3');
   // Totals side by side, per type.
   const q4 = page.locator('[data-testid=diff-total][data-dtype=Q4_0] td');
   assert.deepEqual((await q4.allTextContents()).slice(0, 3), ['Q4_0', '0', '16384']);
