@@ -97,11 +97,16 @@ fn nibbles_group(out: &mut Vec<Group>, q: &[u8], t: &'static [f32; 16], a: f32, 
     out.push(Group { a, b, table: t, counts });
 }
 
-pub(super) fn q4_0(src: &[u8], out: &mut Vec<Group>) {
+/// Blocks of an `f16` scale and 16 bytes of nibbles (Q4_0, IQ4_NL): one group each, on `table`.
+#[inline(always)]
+fn f16_and_nibbles(src: &[u8], out: &mut Vec<Group>, table: &'static [f32; 16]) {
     for b in src.as_chunks::<18>().0 {
-        let d = f16_le(b);
-        nibbles_group(out, &b[2..], &MINUS_8, d, NO_OFFSET);
+        nibbles_group(out, &b[2..], table, f16_le(b), NO_OFFSET);
     }
+}
+
+pub(super) fn q4_0(src: &[u8], out: &mut Vec<Group>) {
+    f16_and_nibbles(src, out, &MINUS_8);
 }
 
 pub(super) fn q4_1(src: &[u8], out: &mut Vec<Group>) {
@@ -219,10 +224,7 @@ pub(super) fn q2_0(src: &[u8], out: &mut Vec<Group>) {
 }
 
 pub(super) fn iq4_nl(src: &[u8], out: &mut Vec<Group>) {
-    for b in src.as_chunks::<18>().0 {
-        let d = f16_le(b);
-        nibbles_group(out, &b[2..], &IQ4, d, NO_OFFSET);
-    }
+    f16_and_nibbles(src, out, &IQ4);
 }
 
 pub(super) fn iq4_xs(src: &[u8], out: &mut Vec<Group>) {
