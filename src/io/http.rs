@@ -117,11 +117,6 @@ impl HttpSource {
         self.meter.add(bytes);
     }
 
-    /// Requests this source's meter counted.
-    pub fn requests(&self) -> u64 {
-        self.meter.requests()
-    }
-
     /// The URL read (after redirects).
     pub fn url(&self) -> String {
         self.pin.borrow().url.clone()

@@ -64,7 +64,7 @@ async fn run_orders(
     if let Some(pool) = Pool::get() {
         let p = progress.clone();
         let on_progress = move |d, n| (p.borrow_mut())(d, n);
-        match pool.run_streaming(orders.clone(), sources, cancel, on_progress, on_part.clone()).await {
+        match pool.run(orders.clone(), sources, cancel, on_progress, on_part.clone()).await {
             Ok(replies) => return Ok((replies, pool.size())),
             Err(Some(e)) => return Err(e),
             Err(None) => {} // the workers failed: read on the page
@@ -77,6 +77,7 @@ async fn run_orders(
     let total: u64 = jobs.iter().map(|j| j.progress().total).sum();
     let (mut done, mut replies) = (0, Vec::with_capacity(jobs.len()));
     for job in jobs {
+        let bytes = job.progress().total;
         let reply = run(job, sources, cancel, |j| {
             let out = j.take_output();
             if let (false, Some(f)) = (out.is_empty(), &on_part) {
@@ -85,7 +86,7 @@ async fn run_orders(
             (progress.borrow_mut())(done + j.progress().done, total);
         })
         .await?;
-        done += order_bytes(&orders[replies.len()]);
+        done += bytes;
         replies.push(reply);
     }
     Ok((replies, 0))

@@ -103,20 +103,9 @@ impl Pool {
 
     /// Run `orders` over `sources` on the workers; their replies in order. `progress(done,
     /// total)` sums the orders' bytes; once `cancel` is set, running orders are told to stop.
-    /// `Err(None)` when the workers failed (run the job on the page instead).
+    /// Output orders stream (`.npy`) goes to `on_part` as it comes, in order only for a single
+    /// order. `Err(None)` when the workers failed (run the job on the page instead).
     pub async fn run(
-        self: &Rc<Self>,
-        orders: Vec<Order>,
-        sources: &[Source],
-        cancel: &Cancel,
-        progress: impl Fn(u64, u64) + 'static,
-    ) -> Result<Vec<Reply>, Option<RunError>> {
-        self.run_streaming(orders, sources, cancel, progress, None).await
-    }
-
-    /// [`Pool::run`], with the output orders stream (`.npy`) handed to `on_part` as it comes.
-    /// Streamed output is in order only for a single order.
-    pub async fn run_streaming(
         self: &Rc<Self>,
         orders: Vec<Order>,
         sources: &[Source],
