@@ -5,6 +5,8 @@
 # Files: 64 F32 tensors of normal values; B is A with 8 tensors perturbed. Ours: `tensorscope diff
 # --values all --json` (every element), and `--values sample` (64 windows of 4,096 values per
 # tensor: 2 MiB read per pair whatever the tensor size). diffai: `diffai.diff_paths(a, b)`.
+# Then two sparse 8 GiB files (256 F32 tensors of 32 MiB): time and bytes read (the `rchar` the
+# kernel counts for the process) of a sampled diff and a headers-only one.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${CARGO_TARGET_DIR:-$root/target}/bench-diff"
@@ -42,3 +44,25 @@ echo "tensorscope diff --values all     $(best "$cli" diff a.safetensors --vs b.
 echo "tensorscope diff --values sample  $(best "$cli" diff a.safetensors --vs b.safetensors --json) s"
 echo "tensorscope diff --values none    $(best "$cli" diff a.safetensors --vs b.safetensors --values none --json) s"
 echo "diffai.diff_paths                 $(best venv/bin/python -c 'import diffai; diffai.diff_paths("a.safetensors", "b.safetensors")') s"
+
+read_bytes() { # command...: bytes the command read through read/pread, as the kernel counts them
+  sh -c '"$@" > /dev/null 2>&1; sed -n "s/^rchar: //p" /proc/$$/io' sh "$@"
+}
+python3 - <<'PY'
+import json, os, struct
+n, size = 256, 32 << 20
+header = {f"model.layers.{i}.mlp.up_proj.weight": {"dtype": "F32", "shape": [size // 4 // 4096, 4096],
+          "data_offsets": [i * size, (i + 1) * size]} for i in range(n)}
+raw = json.dumps(header).encode()
+raw += b" " * (-len(raw) % 8)
+for path in ("big-a.safetensors", "big-b.safetensors"):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw)
+        f.truncate(8 + len(raw) + n * size)
+PY
+echo "two sparse safetensors files of $(stat -c %s big-a.safetensors) bytes, 256 tensors each"
+for v in sample none; do
+  printf 'tensorscope diff --values %-7s %s s, %s bytes read\n' "$v" \
+    "$(best "$cli" diff big-a.safetensors --vs big-b.safetensors --values "$v" --json)" \
+    "$(read_bytes "$cli" diff big-a.safetensors --vs big-b.safetensors --values "$v" --json)"
+done

@@ -189,7 +189,7 @@ fn usage_errors_exit_2() {
 }
 
 /// A llama-style model against its GGUF written by gguf-py as llama.cpp's converter writes it
-/// (its names, Q/K rows permuted, F32/F16/Q8_0/Q4_0): every tensor is matched and its errors are
+/// (its names, Q/K rows permuted, F32/F16/Q8_0/Q4_0/Q4_K): every tensor is matched and its errors are
 /// numpy's over gguf-py's dequantized values (tests/fixtures/make_diff_fixtures.py).
 #[test]
 fn a_gguf_is_compared_with_the_safetensors_it_was_converted_from() {
@@ -221,13 +221,15 @@ fn a_gguf_is_compared_with_the_safetensors_it_was_converted_from() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    let q4 = text.lines().find(|l| l.starts_with("Q4_0")).unwrap_or_else(|| panic!("{text}"));
-    assert_eq!(q4.split_whitespace().collect::<Vec<_>>(), ["Q4_0", "0", "16384", "0", "9216", "-", "4.50"]);
+    for q4 in ["Q4_0", "Q4_K"] {
+        let line = text.lines().find(|l| l.starts_with(q4)).unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(line.split_whitespace().collect::<Vec<_>>(), [q4, "0", "8192", "0", "4608", "-", "4.50"]);
+    }
     assert!(text.contains("tensors: 4 same, 8 changed, 0 only in A, 0 only in B"), "{text}");
-    // Bytes per layer side by side, with the layer's worst NMSE (down_proj's, Q4_0).
+    // Bytes per layer side by side, with the layer's worst NMSE (gate_proj's, Q4_0).
     let layer0 = text.lines().find(|l| l.starts_with("0 ")).unwrap_or_else(|| panic!("{text}"));
-    let down = expected["model.layers.0.mlp.down_proj.weight"]["nmse"].as_f64().unwrap();
-    assert_eq!(layer0.split_whitespace().collect::<Vec<_>>(), ["0", "110848", "23904", &format!("{down:.3e}")]);
+    let gate = expected["model.layers.0.mlp.gate_proj.weight"]["nmse"].as_f64().unwrap();
+    assert_eq!(layer0.split_whitespace().collect::<Vec<_>>(), ["0", "110848", "23904", &format!("{gate:.3e}")]);
     // The fine-tune: v_proj changed, lm_head removed, one tensor added, a metadata value changed.
     let (_, j) = diff(&dir.join("base.safetensors"), &dir.join("tuned.safetensors"), &[]);
     assert_eq!(j["summary"], serde_json::json!({"same": 10, "changed": 1, "only_a": 1, "only_b": 1}));

@@ -35,17 +35,20 @@ test('a GGUF against the safetensors it came from: matched by name, values on th
   const q = page.locator('[data-testid=diff-row][data-name="model.layers.0.self_attn.q_proj.weight"]');
   assert.equal(await q.getAttribute('data-status'), 'changed');
   assert.match(await q.locator('[data-testid=diff-cosine]').textContent(), /^0\.9999/);
-  // Worst first: the Q4_0 tensors the quantizer hurt most lead.
+  // Worst first: the Q4_0 tensor the quantizer hurt most leads, then the Q4_K one.
   await page.locator('[data-testid=diff-worst-first]').check();
-  const first = await page.locator('[data-testid=diff-row]').first().getAttribute('data-name');
-  assert.equal(first, 'model.layers.0.mlp.down_proj.weight');
+  const rows = page.locator('[data-testid=diff-row]');
+  assert.equal(await rows.nth(0).getAttribute('data-name'), 'model.layers.0.mlp.gate_proj.weight');
+  assert.equal(await rows.nth(1).getAttribute('data-name'), 'model.layers.0.mlp.down_proj.weight');
   // Layers side by side, and a bar per layer in the worst-NMSE chart.
   assert.equal(await page.locator('[data-testid=layer-bar]').count(), 2);
   const layer0 = await page.locator('[data-testid=diff-layer][data-layer="0"] td').allTextContents();
-  assert.equal(layer0[3], '7.465e-3');
+  assert.equal(layer0[3], '7.100e-3');
   // Totals side by side, per type.
-  const q4 = page.locator('[data-testid=diff-total][data-dtype=Q4_0] td');
-  assert.deepEqual((await q4.allTextContents()).slice(0, 3), ['Q4_0', '0', '16384']);
+  for (const q4 of ['Q4_0', 'Q4_K']) {
+    const cells = page.locator(`[data-testid=diff-total][data-dtype=${q4}] td`);
+    assert.deepEqual((await cells.allTextContents()).slice(0, 3), [q4, '0', '8192']);
+  }
 
   const download = page.waitForEvent('download');
   await page.locator('[data-testid=diff-export]').click();
