@@ -95,10 +95,16 @@ fn pickles_are_recognised_never_loaded_and_other_files_ignored() {
         ("model.safetensors", &a),
         ("pytorch_model.bin", b"PK\x03\x04\x14\0\0\0\0\0\0\0\0\0\0\0"),
         ("config.json", b"{\"hidden_size\": 8}"),
+        ("generation_config.json", b"{\"max_length\": "),
+        ("README.md", b"# a model"),
     ]);
     assert_eq!(cp.format, Format::Safetensors);
-    assert_eq!(codes(&cp), vec![rules::PICKLE_NOT_LOADED, rules::IGNORED_FILE]);
+    assert_eq!(codes(&cp), vec![rules::PICKLE_NOT_LOADED, "config.not_json", rules::IGNORED_FILE]);
     assert!(cp.findings[0].message.contains("runs code"));
+    assert!(cp.findings[1].message.contains("generation_config.json"), "{:?}", cp.findings[1]);
+    // The config is read and kept; a broken one is a finding, not a failure.
+    assert_eq!(cp.config("config.json"), Some(&serde_json::json!({"hidden_size": 8})));
+    assert_eq!(cp.configs.len(), 1);
     let cp = open_all(&[("old.pt", b"\x80\x02}q\0(X\x01\0\0\0aq")]);
     assert_eq!(codes(&cp), vec![rules::PICKLE_NOT_LOADED, rules::NO_CHECKPOINT]);
 }

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod check_report;
 pub mod codes;
+pub mod config;
 pub mod decode;
 pub mod diff;
 pub mod diff_report;

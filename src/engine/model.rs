@@ -1,5 +1,6 @@
 //! One model, whatever its format and however many files it spans.
 
+use super::config::ConfigFile;
 use super::findings::Finding;
 use super::gguf::{GgmlType, Value};
 use super::range::ByteRange;
@@ -183,6 +184,8 @@ pub struct Checkpoint {
     pub big_endian: Vec<bool>,
     /// Tensors in file order, file by file.
     pub tensors: Vec<Tensor>,
+    /// The Hugging Face config files given with the weights, by file name.
+    pub configs: Vec<ConfigFile>,
     pub findings: Vec<Finding>,
 }
 
@@ -196,6 +199,7 @@ impl Checkpoint {
             meta_file: vec![],
             big_endian: vec![],
             tensors: vec![],
+            configs: vec![],
             findings: vec![],
         }
     }
@@ -203,6 +207,11 @@ impl Checkpoint {
     /// The metadata value stored under `key`.
     pub fn meta(&self, key: &str) -> Option<&MetaValue> {
         self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The config file called `name` (`config.json`, ...), when one was given.
+    pub fn config(&self, name: &str) -> Option<&serde_json::Value> {
+        self.configs.iter().find(|c| c.base_name() == name).map(|c| &c.json)
     }
 
     /// The tensor called `name`.

@@ -1,5 +1,6 @@
 //! Opening one file of any kind: sniff its first bytes, then run the matching decoder.
 
+use super::config::{ConfigDecoder, ConfigRead};
 use super::gguf;
 use super::range::ByteRange;
 use super::safetensors;
@@ -12,6 +13,7 @@ pub enum Parsed {
     Gguf(gguf::Header),
     Safetensors(safetensors::Header),
     Index(safetensors::Index),
+    Config(ConfigRead),
     Pickle(&'static str),
     Other,
 }
@@ -21,6 +23,7 @@ enum Inner {
     Gguf(Box<gguf::HeaderDecoder>),
     Safetensors(safetensors::HeaderDecoder),
     Index(safetensors::IndexDecoder),
+    Config(ConfigDecoder),
     Done(Option<Parsed>),
 }
 
@@ -54,6 +57,7 @@ impl Decoder for FileDecoder {
                         FileKind::Gguf => Inner::Gguf(Box::new(gguf::HeaderDecoder::new(self.file_len))),
                         FileKind::Safetensors => Inner::Safetensors(safetensors::HeaderDecoder::new(self.file_len)),
                         FileKind::SafetensorsIndex => Inner::Index(safetensors::IndexDecoder::new(self.file_len)),
+                        FileKind::Config => Inner::Config(ConfigDecoder::new(self.file_len)),
                         FileKind::Pickle(how) => Inner::Done(Some(Parsed::Pickle(how))),
                         FileKind::Other => Inner::Done(Some(Parsed::Other)),
                     };
@@ -61,6 +65,7 @@ impl Decoder for FileDecoder {
                         Inner::Gguf(d) => d.feed(0, &head),
                         Inner::Safetensors(d) => d.feed(0, &head),
                         Inner::Index(d) => d.feed(0, &head),
+                        Inner::Config(d) => d.feed(0, &head),
                         _ => Ok(()),
                     };
                     fed.expect("a new decoder takes bytes from offset 0");
@@ -78,6 +83,10 @@ impl Decoder for FileDecoder {
                     Step::Need(r) => return Step::Need(r),
                     Step::Done(i) => self.inner = Inner::Done(Some(Parsed::Index(i))),
                 },
+                Inner::Config(d) => match d.step() {
+                    Step::Need(r) => return Step::Need(r),
+                    Step::Done(c) => self.inner = Inner::Done(Some(Parsed::Config(c))),
+                },
                 Inner::Done(out) => return Step::Done(out.take().unwrap_or(Parsed::Other)),
             }
         }
@@ -89,6 +98,7 @@ impl Decoder for FileDecoder {
             Inner::Gguf(d) => d.feed(offset, bytes),
             Inner::Safetensors(d) => d.feed(offset, bytes),
             Inner::Index(d) => d.feed(offset, bytes),
+            Inner::Config(d) => d.feed(offset, bytes),
             Inner::Done(_) => Ok(()),
         }
     }

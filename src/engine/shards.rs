@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::config::{self, ConfigFile, ConfigRead, MAX_CONFIG_BYTES};
 use super::findings::Finding;
 use super::gguf::{self, Value};
 use super::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
@@ -39,12 +40,24 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     let mut st = Vec::new();
     let mut gg = Vec::new();
     let mut indexes = Vec::new();
+    let mut configs = Vec::new();
     for (i, (mut info, parsed)) in given.into_iter().enumerate() {
         info.given = i;
         match parsed {
             Parsed::Safetensors(h) => st.push((info, h)),
             Parsed::Gguf(h) => gg.push((info, h)),
             Parsed::Index(i) => indexes.push((info, i)),
+            Parsed::Config(ConfigRead::Json(json)) => configs.push(ConfigFile { path: info.path, json }),
+            Parsed::Config(ConfigRead::TooLarge(n)) => findings.push(Finding::warning(
+                config::rules::TOO_LARGE,
+                format!(
+                    "{} is {n} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config, and was not read",
+                    info.path
+                ),
+            )),
+            Parsed::Config(ConfigRead::NotJson(why)) => {
+                findings.push(Finding::warning(config::rules::NOT_JSON, format!("{} was not used: {why}", info.path)))
+            }
             Parsed::Pickle(how) => findings.push(Finding::warning(
                 rules::PICKLE_NOT_LOADED,
                 format!(
@@ -83,6 +96,8 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     };
     findings.append(&mut cp.findings);
     cp.findings = findings;
+    configs.sort_by(|a, b| a.path.cmp(&b.path));
+    cp.configs = configs;
     cp
 }
 
@@ -165,7 +180,16 @@ fn safetensors_set(
     }
     let big_endian = vec![false; infos.len()];
     let Metadata { metadata, meta_file, .. } = meta;
-    Checkpoint { format: Format::Safetensors, files: infos, metadata, meta_file, big_endian, tensors, findings }
+    Checkpoint {
+        format: Format::Safetensors,
+        files: infos,
+        metadata,
+        meta_file,
+        big_endian,
+        tensors,
+        findings,
+        ..Checkpoint::empty(Format::Safetensors)
+    }
 }
 
 /// A tensor name used in two files (each file's own duplicates are its header's findings).
@@ -352,7 +376,16 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
     }
     duplicate_names(&tensors, &infos, &mut findings);
     let Metadata { metadata, meta_file, .. } = meta;
-    let mut cp = Checkpoint { format: Format::Gguf, files: infos, metadata, meta_file, big_endian, tensors, findings };
+    let mut cp = Checkpoint {
+        format: Format::Gguf,
+        files: infos,
+        metadata,
+        meta_file,
+        big_endian,
+        tensors,
+        findings,
+        ..Checkpoint::empty(Format::Gguf)
+    };
     let naming = naming::check(&cp);
     cp.findings.extend(naming);
     cp

@@ -9,6 +9,8 @@ pub enum FileKind {
     Gguf,
     Safetensors,
     SafetensorsIndex,
+    /// A Hugging Face JSON config next to the weights ([`crate::config::CONFIG_NAMES`]).
+    Config,
     /// A pickle checkpoint (`torch.save`): recognised, never loaded; the text says which form.
     Pickle(&'static str),
     /// Anything else (config files, tokenizers, READMEs).
@@ -26,6 +28,9 @@ pub fn sniff(name: &str, head: &[u8]) -> FileKind {
     }
     if lower.ends_with("safetensors.index.json") {
         return FileKind::SafetensorsIndex;
+    }
+    if crate::config::is_config_name(crate::shards::base_name(&lower)) {
+        return FileKind::Config;
     }
     if head.starts_with(b"PK\x03\x04") && is_pickle_name(&lower) {
         return FileKind::Pickle("a zip archive as written by torch.save");
@@ -59,7 +64,9 @@ mod tests {
         assert_eq!(sniff("model.safetensors.index.json", b"{\n"), FileKind::SafetensorsIndex);
         assert!(matches!(sniff("pytorch_model.bin", b"PK\x03\x04...."), FileKind::Pickle(_)));
         assert!(matches!(sniff("weights", b"\x80\x02}q\0"), FileKind::Pickle(_)));
-        assert_eq!(sniff("config.json", b"{\"a\": 1}"), FileKind::Other);
+        assert_eq!(sniff("model/config.json", b"{\"a\": 1}"), FileKind::Config);
+        assert_eq!(sniff("model/Tokenizer_Config.json", b"{"), FileKind::Config);
+        assert_eq!(sniff("tokenizer.json", b"{"), FileKind::Other);
         assert_eq!(sniff("pytorch_model.bin.index.json", b"{"), FileKind::Other);
     }
 }
