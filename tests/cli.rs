@@ -31,6 +31,33 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A folder's config.json is read and sizes the cache; each entry's total adds the weights.
+#[test]
+fn the_estimate_comes_from_the_config_next_to_the_weights() {
+    let dir = temp_dir("estimate");
+    std::fs::copy(fixture("st_all_numpy_dtypes.safetensors"), dir.join("model.safetensors")).unwrap();
+    let config = r#"{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 8192}"#;
+    std::fs::write(dir.join("config.json"), config).unwrap();
+    let (code, out, _) = run(&["inspect", &dir.to_string_lossy(), "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let e = &r["estimate"];
+    assert_eq!((e["source"].as_str(), e["architecture"].as_str()), (Some("config.json"), Some("llama")));
+    assert_eq!((e["context_length"].as_u64(), e["layers"].as_u64()), (Some(8192), Some(32)));
+    let kv = e["kv_cache"].as_array().unwrap();
+    let f16_8k = kv.iter().find(|k| k["context"] == 8192 && k["type"] == "f16").unwrap();
+    assert_eq!(f16_8k["bytes"], 1u64 << 30);
+    let weights = e["weights_bytes"].as_u64().unwrap();
+    assert_eq!(f16_8k["total_bytes"].as_u64(), Some(weights + (1 << 30)));
+    assert_eq!(kv.len(), 9, "4096, 8192 and 32768, each in f16, q8_0 and q4_0");
+    assert!(!r["findings"].as_array().unwrap().iter().any(|f| f["message"].as_str().unwrap().contains("config.json")));
+    // The text view says the same.
+    let (_, text, _) = run(&["inspect", &dir.to_string_lossy()]);
+    assert!(text.contains("memory to run (llama, from config.json"), "{text}");
+    assert!(text.contains("1.07 GB"), "{text}");
+}
+
 #[test]
 fn inspect_json_follows_the_contract() {
     // The GGUF fixture holds nested arrays, which llama.cpp refuses: an error finding, status 1.
@@ -38,7 +65,22 @@ fn inspect_json_follows_the_contract() {
         let (code, out, _) = run(&["inspect", &fixture(file), "--json"]);
         assert_eq!(code, status);
         let r: Json = serde_json::from_str(&out).unwrap();
-        assert_eq!(keys(&r), ["format", "files", "metadata", "tensors", "summary", "findings"]);
+        assert_eq!(keys(&r), ["format", "files", "metadata", "tensors", "summary", "estimate", "findings"]);
+        assert_eq!(
+            keys(&r["estimate"]),
+            [
+                "source",
+                "architecture",
+                "context_length",
+                "layers",
+                "kv_layers",
+                "weights_bytes",
+                "kv_cache",
+                "state_bytes",
+                "unknown"
+            ]
+        );
+        assert_eq!(r["estimate"]["weights_bytes"], r["summary"]["bytes"]);
         assert_eq!(keys(&r["files"][0]), ["path", "size"]);
         assert_eq!(r["files"][0]["size"], std::fs::metadata(fixture(file)).unwrap().len());
         assert_eq!(keys(&r["tensors"][0]), ["name", "dtype", "shape", "file", "offset", "nbytes"]);

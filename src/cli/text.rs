@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+use crate::engine::estimate::CacheType;
 use crate::engine::findings::{Finding, Severity};
 use crate::engine::gguf::Value;
 use crate::engine::hist_report::HistReport;
@@ -11,6 +12,7 @@ use crate::engine::model::{Checkpoint, MetaValue};
 use crate::engine::naming::{file_type_name, parse_name};
 use crate::engine::report::Report;
 use crate::engine::summary::summarize;
+use crate::engine::view::human_bytes;
 
 /// Text from a file made safe for a terminal: control characters (C0, DEL, C1) and the
 /// bidirectional overrides that can disguise text are written as `\u{…}` escapes, so a tensor
@@ -113,6 +115,7 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
             )?;
         }
     }
+    estimate(cp, out)?;
     writeln!(out, "\nby dtype")?;
     for (name, t) in &s.by_dtype {
         let share = if s.all.bytes == 0 { 0.0 } else { 100.0 * t.bytes as f64 / s.all.bytes as f64 };
@@ -125,6 +128,55 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
             t.bytes,
             t.bits_per_weight()
         )?;
+    }
+    Ok(())
+}
+
+/// The memory to run it: weights, the KV cache per context and cache type, recurrent state.
+fn estimate(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
+    let e = crate::engine::estimate::estimate(cp);
+    let mut about = vec![];
+    if let Some(a) = &e.architecture {
+        about.push(escape(a).into_owned());
+    }
+    if let Some(s) = e.source {
+        about.push(format!("from {}", s.name()));
+    }
+    let mut facts = vec![];
+    if e.layers > 0 {
+        facts.push(format!("{} layers, {} with a KV cache", e.layers, e.kv_layers));
+    }
+    if let Some(c) = e.context {
+        facts.push(format!("trained context {c}"));
+    }
+    let head = [about.join(", "), facts.join(", ")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>();
+    writeln!(out, "\nmemory to run ({}; one sequence, compute buffers not counted)", head.join("; "))?;
+    writeln!(out, "  weights {}", human_bytes(e.weights_bytes))?;
+    let mut contexts: Vec<u64> = e.kv_cache.iter().map(|k| k.context).collect();
+    contexts.sort_unstable();
+    contexts.dedup();
+    if !contexts.is_empty() {
+        let mut line = format!("  {:<9}", "context");
+        for c in CacheType::ALL {
+            line.push_str(&format!(" {:>12} {:>12}", format!("{} cache", c.name()), "total"));
+        }
+        writeln!(out, "{line}")?;
+    }
+    for c in contexts {
+        let mut line = format!("  {c:<9}");
+        for t in CacheType::ALL {
+            match e.kv_cache.iter().find(|k| k.context == c && k.cache == t) {
+                Some(k) => line.push_str(&format!(" {:>12} {:>12}", human_bytes(k.bytes), human_bytes(e.total(k)))),
+                None => line.push_str(&format!(" {:>12} {:>12}", "-", "-")),
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    if e.state_bytes > 0 {
+        writeln!(out, "  recurrent state {}", human_bytes(e.state_bytes))?;
+    }
+    for u in &e.unknown {
+        writeln!(out, "  not estimated: {}", escape(u))?;
     }
     Ok(())
 }

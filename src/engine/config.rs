@@ -87,10 +87,78 @@ impl Decoder for ConfigDecoder {
     }
 }
 
+/// What the config files say that a summary shows, as (label, text) pairs: the architecture,
+/// the weights' dtype, the quantization method and the context lengths they declare.
+pub fn highlights(configs: &[ConfigFile]) -> Vec<(&'static str, String)> {
+    let find = |name: &str| configs.iter().find(|c| c.base_name() == name).map(|c| &c.json);
+    let mut out = Vec::new();
+    let text = |v: Option<&Json>| match v {
+        Some(Json::String(s)) => Some(s.clone()),
+        Some(v @ (Json::Number(_) | Json::Bool(_))) => Some(v.to_string()),
+        _ => None,
+    };
+    if let Some(c) = find("config.json") {
+        let nested = c.get("text_config");
+        let get = |k: &str| c.get(k).or_else(|| nested.and_then(|n| n.get(k)));
+        if let Some(a) = text(c.get("architectures").and_then(|a| a.get(0))) {
+            out.push(("Architecture", a));
+        }
+        if let Some(t) = text(get("model_type")) {
+            out.push(("Model type", t));
+        }
+        if let Some(d) = text(get("torch_dtype").or_else(|| get("dtype"))) {
+            out.push(("Weights dtype (config)", d));
+        }
+        if let Some(q) = c.get("quantization_config").and_then(Json::as_object) {
+            let mut parts: Vec<String> = ["quant_method", "format", "bits", "group_size", "quant_algo"]
+                .iter()
+                .filter_map(|k| Some(format!("{k} {}", text(q.get(*k))?)))
+                .collect();
+            if let Some(b) = q.get("weight_block_size").and_then(Json::as_array) {
+                parts.push(format!("weight_block_size {}", Json::Array(b.clone())));
+            }
+            out.push(("Quantization (config)", parts.join(", ")));
+        }
+    }
+    if let Some(q) = find("hf_quant_config.json").and_then(|c| c.get("quantization")) {
+        if let Some(a) = text(q.get("quant_algo")) {
+            out.push(("Quantization (ModelOpt)", a));
+        }
+    }
+    if let Some(n) = find("tokenizer_config.json").and_then(|c| text(c.get("model_max_length"))) {
+        out.push(("Tokenizer max length", n));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::step::drive;
+    use serde_json::json;
+
+    #[test]
+    fn highlights_name_architecture_dtype_and_quantization() {
+        let configs = [
+            ConfigFile {
+                path: "m/config.json".into(),
+                json: json!({"architectures": ["Qwen3ForCausalLM"], "text_config": {"model_type": "qwen3",
+                    "torch_dtype": "bfloat16"}, "quantization_config": {"quant_method": "fp8",
+                    "weight_block_size": [128, 128]}}),
+            },
+            ConfigFile { path: "m/tokenizer_config.json".into(), json: json!({"model_max_length": 40960}) },
+        ];
+        assert_eq!(
+            highlights(&configs),
+            [
+                ("Architecture", "Qwen3ForCausalLM".to_owned()),
+                ("Model type", "qwen3".into()),
+                ("Weights dtype (config)", "bfloat16".into()),
+                ("Quantization (config)", "quant_method fp8, weight_block_size [128,128]".into()),
+                ("Tokenizer max length", "40960".into()),
+            ]
+        );
+    }
 
     fn read(bytes: &[u8]) -> ConfigRead {
         let d = ConfigDecoder::new(bytes.len() as u64);

@@ -8,6 +8,7 @@ pub mod decode;
 pub mod diff;
 pub mod diff_report;
 pub mod dupes;
+pub mod estimate;
 pub mod findings;
 pub mod fuzz;
 pub mod gguf;

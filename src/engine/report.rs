@@ -9,6 +9,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value as Json;
 
+use super::estimate::{estimate, Estimate};
 use super::findings::Finding;
 use super::gguf::Value;
 use super::job::{CheckOutcome, ScanOutcome};
@@ -39,6 +40,7 @@ impl Serialize for Float {
 pub struct Report<'a> {
     cp: &'a Checkpoint,
     summary: Summary,
+    estimate: Estimate,
     digests: Option<&'a [String]>,
     scan: Option<&'a [ScanOutcome]>,
     /// Findings after the header's (a check's digest and scan findings).
@@ -48,7 +50,7 @@ pub struct Report<'a> {
 impl<'a> Report<'a> {
     /// The inspect report of `cp`.
     pub fn inspect(cp: &'a Checkpoint) -> Self {
-        Report { cp, summary: summarize(cp), digests: None, scan: None, added: Vec::new() }
+        Report { cp, summary: summarize(cp), estimate: estimate(cp), digests: None, scan: None, added: Vec::new() }
     }
 
     /// The check report: `files[i].sha256` when digests were taken, `scan` when tensors were
@@ -178,6 +180,40 @@ impl Serialize for SummaryJson<'_> {
     }
 }
 
+struct EstimateJson<'a>(&'a Estimate);
+
+#[derive(Serialize)]
+struct KvJson {
+    context: u64,
+    #[serde(rename = "type")]
+    cache: &'static str,
+    bytes: u64,
+    total_bytes: u64,
+}
+
+impl Serialize for EstimateJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let e = self.0;
+        let mut m = s.serialize_map(Some(10))?;
+        m.serialize_entry("source", &e.source.map(|s| s.name()))?;
+        m.serialize_entry("architecture", &e.architecture)?;
+        m.serialize_entry("context_length", &e.context)?;
+        m.serialize_entry("layers", &e.layers)?;
+        m.serialize_entry("kv_layers", &e.kv_layers)?;
+        m.serialize_entry("weights_bytes", &e.weights_bytes)?;
+        let kv = e.kv_cache.iter().map(|k| KvJson {
+            context: k.context,
+            cache: k.cache.name(),
+            bytes: k.bytes,
+            total_bytes: e.total(k),
+        });
+        m.serialize_entry("kv_cache", &seq(kv))?;
+        m.serialize_entry("state_bytes", &e.state_bytes)?;
+        m.serialize_entry("unknown", &e.unknown)?;
+        m.end()
+    }
+}
+
 struct MapOf<'a, K, V>(&'a [(K, V)]);
 
 impl<K: Serialize, V: Serialize> Serialize for MapOf<'_, K, V> {
@@ -204,6 +240,7 @@ impl Serialize for Report<'_> {
         m.serialize_entry("metadata", &Meta(&cp.metadata))?;
         m.serialize_entry("tensors", &seq(cp.tensors.iter().map(TensorJson::from)))?;
         m.serialize_entry("summary", &SummaryJson(&self.summary))?;
+        m.serialize_entry("estimate", &EstimateJson(&self.estimate))?;
         m.serialize_entry("findings", &seq(self.findings()))?;
         if let Some(scan) = self.scan {
             let counted = cp.tensors.iter().zip(scan).filter_map(|(t, o)| match o {

@@ -119,10 +119,16 @@ pub async fn open_urls(
     }
     progress(OpenProgress { files: given.len(), ..OpenProgress::default() });
     let mut opened = open_remote(given, PROBE_BYTES, meter, cancel).await?;
-    // Shards named by the indexes given, each once.
+    // Shards named by the indexes given, each once, and the config.json beside each index.
     let mut shards = Vec::new();
+    let mut configs = Vec::new();
     for (name, url, _, parsed) in &opened {
         if let Parsed::Index(ix) = parsed {
+            if let Ok(u) = check_url(&join_url(url, "config.json")) {
+                if seen.insert(u.clone()) {
+                    configs.push(("config.json".to_owned(), u));
+                }
+            }
             for shard in ix.shards() {
                 let u = check_url(&join_url(url, shard)).map_err(|e| RunError::Read(format!("{name}: {e}")))?;
                 if seen.insert(u.clone()) {
@@ -143,6 +149,14 @@ pub async fn open_urls(
     };
     opened.extend(first);
     opened.extend(open_remote(rest, probe.clamp(PROBE_BYTES, MAX_PROBE_BYTES), meter, cancel).await?);
+    // A config is optional: one that cannot be fetched (most often a 404) is simply absent.
+    for config in configs {
+        match open_remote(vec![config], PROBE_BYTES, meter, cancel).await {
+            Ok(c) => opened.extend(c),
+            Err(RunError::Cancelled) => return Err(RunError::Cancelled),
+            Err(_) => {}
+        }
+    }
     progress(OpenProgress { files_done: total, files: total, bytes_read: meter.bytes() });
     let (parsed, sources): (Vec<_>, Vec<_>) =
         opened.into_iter().map(|(name, _, src, p)| ((FileInfo::new(name, src.len()), p), src)).unzip();

@@ -111,6 +111,7 @@ pub fn SummaryView() -> impl IntoView {
                 </dl>
                 <h2>"Bytes by type"</h2>
                 <div class="bars" data-testid="dtype-chart">{bars}</div>
+                <super::EstimateView cp=cp.clone() />
                 <h2>"Files"</h2>
                 <ul class="files">{files}</ul>
             </section>

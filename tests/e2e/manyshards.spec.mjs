@@ -35,6 +35,8 @@ before(async () => {
   const index = JSON.stringify({ metadata: { total_size: SHARDS * PER_SHARD * 8 }, weight_map: weightMap });
   indexBytes = Buffer.byteLength(index);
   fs.writeFileSync(path.join(tmp.dir, 'model.safetensors.index.json'), index);
+  // The config beside the index is fetched too (one more request, a few hundred bytes).
+  fs.writeFileSync(path.join(tmp.dir, 'config.json'), JSON.stringify({ model_type: 'qwen3_moe', num_hidden_layers: SHARDS }));
   files = await startServer({ root: tmp.dir, port: 0, cors: true, delay: 50 });
 });
 after(async () => {
@@ -53,6 +55,8 @@ test('500 remote shards open six at a time, one request each, fetching only thei
   assert.equal(await v.text('summary-tensors'), String(SHARDS * PER_SHARD));
   const shardRequests = files.requests.filter((r) => r.path.endsWith('.safetensors'));
   assert.equal(shardRequests.length, SHARDS, 'one request per shard header');
+  assert.equal(files.requests.filter((r) => r.path.endsWith('/config.json')).length, 1);
+  assert.match(await v.text('estimate-about'), new RegExp(`qwen3_moe · from config\\.json · ${SHARDS} layers`));
   assert.ok(files.load.max <= 6 && files.load.max >= 5, `six requests in flight at most, and used: ${files.load.max}`);
   const bytes = Number(await page.locator('[data-testid=transferred]').getAttribute('data-bytes'));
   assert.ok(bytes >= headerBytes + indexBytes, `${bytes} transferred, headers and index ${headerBytes + indexBytes}`);

@@ -25,6 +25,10 @@ before(async () => {
     fs.mkdirSync(path.join(tmp.dir, 'sharded'), { recursive: true });
     fs.copyFileSync(fixture('sharded', f), path.join(tmp.dir, 'sharded', f));
   }
+  fs.writeFileSync(path.join(tmp.dir, 'sharded', 'config.json'), JSON.stringify({
+    model_type: 'qwen3', num_hidden_layers: 2, hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 2,
+    head_dim: 32, max_position_embeddings: 4096,
+  }));
   fs.copyFileSync(fixture('gguf_v3_le.gguf'), path.join(tmp.dir, 'gguf_v3_le.gguf'));
   big = makeBig(path.join(tmp.dir, 'big.safetensors'));
   app = await serveDist();
@@ -58,6 +62,10 @@ test('?url= to an index opens the whole shard set from another origin, reading o
   assert.equal(await v.text('summary-format'), 'safetensors');
   assert.equal(await v.text('summary-files'), '2');
   const expected = JSON.parse(fs.readFileSync(fixture('sharded', 'model.safetensors.index.json'), 'utf8'));
+  // The config.json beside the index is fetched too, and sizes the cache.
+  assert.match(await v.text('estimate-about'), /qwen3 · from config\.json · 2 layers/);
+  const f16 = page.locator('[data-testid=kv-row][data-context="4096"] [data-testid=kv-bytes][data-type=f16]');
+  assert.equal(await f16.getAttribute('title'), String(2 * 2 * 2 * 32 * 2 * 4096));
   await v.tab('tensors');
   const n = Object.keys(expected.weight_map).length;
   assert.equal(await page.locator('[data-testid=table-count]').textContent(), `${n} of ${n} tensors`);

@@ -9,24 +9,36 @@ import { Viewer, fixture, session } from './viewer.mjs';
 
 const s = session({ temp: true });
 
-test('a model folder opens as one checkpoint; config files and pickles are noted, not loaded', async () => {
+test('a model folder opens as one checkpoint; its config sizes the cache; other files and pickles are noted, not loaded', async () => {
   const dir = path.join(s.tmp.dir, 'my-model');
   fs.mkdirSync(dir);
   for (const f of ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json']) {
     fs.copyFileSync(fixture('sharded', f), path.join(dir, f));
   }
-  fs.writeFileSync(path.join(dir, 'config.json'), '{"architectures": ["LlamaForCausalLM"]}');
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({
+    architectures: ['LlamaForCausalLM'], model_type: 'llama', num_hidden_layers: 32, hidden_size: 4096,
+    num_attention_heads: 32, num_key_value_heads: 8, max_position_embeddings: 8192, torch_dtype: '<b>bfloat16</b>',
+  }));
+  fs.writeFileSync(path.join(dir, 'README.md'), '# my model');
   // A zip-pickle header: recognised as a pickle checkpoint and never executed.
   fs.writeFileSync(path.join(dir, 'pytorch_model.bin'), Buffer.from('PK\x03\x04archive/data.pkl', 'latin1'));
   const v = new Viewer(s.browser.page, s.srv.url);
   await v.open();
   await v.pick(dir, 'folder-input');
-  await v.waitLoaded('5 files');
+  await v.waitLoaded('6 files');
   assert.equal(await v.text('summary-format'), 'safetensors');
   assert.equal(await v.text('summary-files'), '2');
+  // The config's facts, as text (markup in a file is never HTML), and the cache they imply.
+  const page = s.browser.page;
+  const facts = await page.locator('[data-testid=config-fact]').allTextContents();
+  assert.deepEqual(facts, ['LlamaForCausalLM', 'llama', '<b>bfloat16</b>']);
+  assert.match(await v.text('estimate-about'), /llama · from config\.json · 32 layers, 32 with a KV cache/);
+  const f16 = page.locator('[data-testid=kv-row][data-context="8192"] [data-testid=kv-bytes][data-type=f16]');
+  assert.equal(await f16.getAttribute('title'), String(2 ** 30), '1 GiB of f16 cache at 8k, as llama.cpp allocates it');
+  assert.equal(await page.locator('[data-testid=kv-row]').count(), 3);
   await v.tab('findings');
-  const codes = await s.browser.page.locator('[data-testid=finding-code]').allTextContents();
-  assert.ok(codes.includes('set.ignored_file'), `config.json is noted: ${codes}`);
+  const codes = await page.locator('[data-testid=finding-code]').allTextContents();
+  assert.equal(codes.filter((c) => c === 'set.ignored_file').length, 1, `only README.md is ignored: ${codes}`);
   assert.ok(codes.includes('set.pickle_not_loaded'), `the pickle is explained: ${codes}`);
   await v.tab('tensors');
   const expected = JSON.parse(fs.readFileSync(fixture('sharded', 'model.safetensors.index.json'), 'utf8'));

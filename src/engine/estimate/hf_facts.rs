@@ -1,0 +1,173 @@
+//! Facts from a Hugging Face `config.json`, read with the field names llama.cpp's converter
+//! reads (the text model's `text_config` over the top level for multimodal models).
+
+use serde_json::{Map, Value as Json};
+
+use super::facts::{swa_period, to_usize, Facts, Layer, Source};
+
+/// The fields of the text model: the top level, with a nested text config laid over it.
+struct Fields(Map<String, Json>);
+
+impl Fields {
+    fn of(config: &Json) -> Option<Fields> {
+        let mut root = config.as_object()?.clone();
+        let nested = ["text_config", "llm_config", "language_config", "lm_config"]
+            .iter()
+            .find_map(|k| root.get(*k).and_then(Json::as_object).cloned())
+            .or_else(|| root.get("thinker_config")?.get("text_config")?.as_object().cloned());
+        if let Some(text) = nested {
+            root.extend(text);
+        }
+        Some(Fields(root))
+    }
+
+    /// The first of `keys` holding a non-negative integer.
+    fn u(&self, keys: &[&str]) -> Option<u64> {
+        keys.iter().find_map(|k| self.0.get(*k).and_then(Json::as_u64))
+    }
+
+    fn str(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(Json::as_str)
+    }
+
+    fn strings(&self, key: &str) -> Option<Vec<&str>> {
+        self.0.get(key)?.as_array()?.iter().map(Json::as_str).collect()
+    }
+}
+
+/// The facts of a `config.json`, or `None` when it is no model config (no layer count).
+pub fn from_config(config: &Json) -> Option<Facts> {
+    let f = Fields::of(config)?;
+    let n_layer = f.u(&["num_hidden_layers", "n_layers", "n_layer", "num_layers"])?;
+    let n_layer = usize::try_from(n_layer).ok().filter(|&n| n <= 1 << 16)?;
+    let model_type = f.str("model_type").unwrap_or("").to_owned();
+    let arch = if model_type.is_empty() {
+        config.get("architectures").and_then(|a| a.get(0)).and_then(Json::as_str).map(str::to_owned)
+    } else {
+        Some(model_type.clone())
+    };
+    let mut facts = Facts::new(Source::Config, arch);
+    facts.context = f.u(&["max_position_embeddings", "n_ctx", "n_positions", "max_sequence_length", "seq_length"]);
+    let n_embd = f.u(&["hidden_size", "n_embd", "dim", "d_model"]).unwrap_or(0);
+    let heads = f.u(&["num_attention_heads", "n_head", "n_heads"]).unwrap_or(0);
+    let kv_heads = match f.u(&["num_key_value_heads", "n_kv_heads", "num_kv_heads"]) {
+        Some(n) => n,
+        None if f.0.get("multi_query") == Some(&Json::Bool(true)) => 1,
+        None => heads,
+    };
+    let head_dim = f.u(&["head_dim"]).unwrap_or(n_embd.checked_div(heads).unwrap_or(0));
+    let layer = match (f.u(&["kv_lora_rank"]), f.u(&["qk_rope_head_dim"])) {
+        // MLA, as llama.cpp runs it: one head of the latent plus the rotary part, no V.
+        (Some(rank), Some(rope)) => Layer::attention(1, rank.saturating_add(rope), 0),
+        _ => Layer::attention(kv_heads, head_dim, head_dim),
+    };
+    facts.layers = vec![layer; n_layer];
+    if heads == 0 && f.u(&["kv_lora_rank"]).is_none() {
+        facts.unknown.push("config.json gives no attention head count: attention caches are not estimated".into());
+    }
+    recurrent_layers(&f, &model_type, n_embd, &mut facts);
+    sliding_windows(&f, &model_type, &mut facts);
+    if let Some(shared) = f.u(&["num_kv_shared_layers"]) {
+        for l in facts.layers.iter_mut().skip(n_layer.saturating_sub(to_usize(shared))) {
+            l.kv_heads = 0;
+        }
+    }
+    Some(facts)
+}
+
+/// Mamba's state per layer: the convolution window (`conv − 1` columns of the inner width plus
+/// the groups' B and C) and the SSM state (`d_state × d_inner`), as llama.cpp sizes them.
+fn ssm_state(conv: u64, inner: u64, groups: u64, d_state: u64) -> u64 {
+    let conv_width = inner.saturating_add(groups.saturating_mul(2).saturating_mul(d_state));
+    conv.saturating_sub(1).saturating_mul(conv_width).saturating_add(d_state.saturating_mul(inner))
+}
+
+fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts) {
+    let n_layer = facts.layers.len();
+    let layer_types = f.strings("layer_types");
+    let (which, state): (Vec<bool>, Option<u64>) = match model_type {
+        "mamba" => {
+            let inner = f.u(&["intermediate_size", "d_inner"]).unwrap_or(n_embd.saturating_mul(2));
+            let state = ssm_state(
+                f.u(&["conv_kernel", "d_conv"]).unwrap_or(4),
+                inner,
+                0,
+                f.u(&["state_size", "d_state"]).unwrap_or(16),
+            );
+            (vec![true; n_layer], Some(state))
+        }
+        "mamba2" => {
+            let inner = f.u(&["intermediate_size"]).unwrap_or(f.u(&["expand"]).unwrap_or(2).saturating_mul(n_embd));
+            let conv = f.u(&["conv_kernel"]).unwrap_or(4);
+            let state = ssm_state(conv, inner, f.u(&["n_groups"]).unwrap_or(1), f.u(&["state_size"]).unwrap_or(128));
+            (vec![true; n_layer], Some(state))
+        }
+        "jamba" => {
+            let (period, offset) =
+                (f.u(&["attn_layer_period"]).unwrap_or(8).max(1), f.u(&["attn_layer_offset"]).unwrap_or(4));
+            let inner = f.u(&["mamba_expand"]).unwrap_or(2).saturating_mul(n_embd);
+            let state = ssm_state(f.u(&["mamba_d_conv"]).unwrap_or(4), inner, 0, f.u(&["mamba_d_state"]).unwrap_or(16));
+            ((0..n_layer as u64).map(|i| i % period != offset).collect(), Some(state))
+        }
+        "qwen3_next" => {
+            let which = match &layer_types {
+                Some(t) if t.len() == n_layer => t.iter().map(|t| *t == "linear_attention").collect(),
+                _ => {
+                    let interval = to_usize(f.u(&["full_attention_interval"]).unwrap_or(4)).max(1);
+                    (0..n_layer).map(|i| (i + 1) % interval != 0).collect()
+                }
+            };
+            let d_state = f.u(&["linear_key_head_dim"]).unwrap_or(0);
+            let inner = f
+                .u(&["linear_value_head_dim"])
+                .unwrap_or(0)
+                .saturating_mul(f.u(&["linear_num_value_heads"]).unwrap_or(0));
+            let groups = f.u(&["linear_num_key_heads"]).unwrap_or(0);
+            (which, Some(ssm_state(f.u(&["linear_conv_kernel_dim"]).unwrap_or(4), inner, groups, d_state)))
+        }
+        _ => match &layer_types {
+            Some(t) if t.len() == n_layer && t.iter().any(|t| !t.ends_with("attention")) => {
+                let which = t.iter().map(|t| !t.ends_with("attention")).collect();
+                // LFM2's short convolutions keep `conv_L_cache − 1` columns of the hidden width.
+                let state = f.u(&["conv_L_cache"]).map(|l| n_embd.saturating_mul(l.saturating_sub(1)));
+                (which, state)
+            }
+            _ => return,
+        },
+    };
+    let state = state.unwrap_or_else(|| {
+        facts.unknown.push(format!("the recurrent state of {model_type} layers is not known from config.json"));
+        0
+    });
+    for (l, recurrent) in facts.layers.iter_mut().zip(which) {
+        if recurrent {
+            *l = Layer { state, ..Layer::default() };
+        }
+    }
+}
+
+fn sliding_windows(f: &Fields, model_type: &str, facts: &mut Facts) {
+    let n_layer = facts.layers.len();
+    let Some(window) = f.u(&["sliding_window", "attention_chunk_size"]).filter(|&w| w > 0) else {
+        if model_type == "gemma2" {
+            facts.set_windows(4096, swa_period(2, false));
+        }
+        return;
+    };
+    if let Some(types) = f.strings("layer_types").filter(|t| t.len() == n_layer) {
+        facts.set_windows(window, |i| types[i] == "sliding_attention" || types[i] == "chunked_attention");
+        return;
+    }
+    match (f.u(&["sliding_window_pattern"]), model_type) {
+        (Some(period), _) => facts.set_windows(window, swa_period(period, false)),
+        (None, "gemma2") => facts.set_windows(window, swa_period(2, false)),
+        (None, "gemma3" | "gemma3_text") => facts.set_windows(window, swa_period(6, false)),
+        (None, "cohere2") => facts.set_windows(window, swa_period(4, false)),
+        (None, "llama4" | "llama4_text") => facts.set_windows(8192, swa_period(4, false)),
+        _ if f.0.get("use_sliding_window") == Some(&Json::Bool(false)) => {}
+        _ => facts.unknown.push(format!(
+            "config.json gives a sliding window of {window} but no layer pattern: every layer is counted \
+             with the full context (as llama.cpp runs {model_type})"
+        )),
+    }
+}

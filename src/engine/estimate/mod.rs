@@ -1,0 +1,216 @@
+//! What it takes to run a checkpoint: its weights, the KV cache at chosen context lengths and
+//! cache types, and recurrent state, by llama.cpp's own sizing rules (one sequence, the default
+//! micro-batch of 512, sliding-window layers caching their window only). Compute buffers and
+//! runtime overheads are not counted.
+
+mod facts;
+mod gguf_facts;
+mod hf_facts;
+
+pub use facts::{swa_period, Facts, Layer, Source};
+pub use gguf_facts::from_gguf;
+pub use hf_facts::from_config;
+
+use crate::model::{Checkpoint, Format};
+
+/// Context lengths always estimated, besides the model's own.
+pub const CONTEXTS: [u64; 3] = [4096, 8192, 32768];
+
+/// llama.cpp pads the context (and the sliding-window cache) to a multiple of this.
+const PAD: u64 = 256;
+/// llama.cpp's default micro-batch: a sliding-window cache holds the window plus one of these.
+const UBATCH: u64 = 512;
+
+/// A cache element type llama.cpp offers for keys and values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheType {
+    F16,
+    Q8_0,
+    Q4_0,
+}
+
+impl CacheType {
+    pub const ALL: [CacheType; 3] = [CacheType::F16, CacheType::Q8_0, CacheType::Q4_0];
+
+    /// The name used in reports (as llama.cpp's `--cache-type-k` spells it).
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheType::F16 => "f16",
+            CacheType::Q8_0 => "q8_0",
+            CacheType::Q4_0 => "q4_0",
+        }
+    }
+
+    /// (elements per block, bytes per block).
+    fn block(self) -> (u64, u64) {
+        match self {
+            CacheType::F16 => (1, 2),
+            CacheType::Q8_0 => (32, 34),
+            CacheType::Q4_0 => (32, 18),
+        }
+    }
+
+    /// ggml's row size of `width` elements; `None` when a head is not whole blocks.
+    fn row_bytes(self, width: u64, head: u64) -> Option<u64> {
+        let (elems, bytes) = self.block();
+        if !head.is_multiple_of(elems) {
+            return None;
+        }
+        Some((width / elems).saturating_mul(bytes))
+    }
+}
+
+/// The KV cache at one context length and cache type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvCache {
+    pub context: u64,
+    pub cache: CacheType,
+    pub bytes: u64,
+}
+
+/// The memory a checkpoint needs to run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// Where the model's layout was learned (`None`: nowhere).
+    pub source: Option<Source>,
+    pub architecture: Option<String>,
+    /// The context length the model was trained for.
+    pub context: Option<u64>,
+    /// Layers, and of them those that cache keys and values.
+    pub layers: u64,
+    pub kv_layers: u64,
+    /// Every tensor's bytes (all experts of a mixture are resident).
+    pub weights_bytes: u64,
+    pub kv_cache: Vec<KvCache>,
+    /// Recurrent state of one sequence (0 when the model has none).
+    pub state_bytes: u64,
+    /// What could not be estimated, and why.
+    pub unknown: Vec<String>,
+}
+
+impl Estimate {
+    /// Weights, cache and state together, for one cache entry.
+    pub fn total(&self, kv: &KvCache) -> u64 {
+        self.weights_bytes.saturating_add(kv.bytes).saturating_add(self.state_bytes)
+    }
+}
+
+/// The facts of `cp`: its GGUF metadata, else its `config.json`, else its attention weights'
+/// shapes.
+pub fn facts(cp: &Checkpoint) -> Option<Facts> {
+    match cp.format {
+        Format::Gguf => from_gguf(cp),
+        Format::Safetensors => cp.config("config.json").and_then(from_config).or_else(|| from_shapes(cp)),
+    }
+}
+
+/// Per-layer K and V widths from Hugging Face `self_attn.{k,v}_proj.weight` shapes (rows =
+/// heads × head size); no context length, no windows.
+fn from_shapes(cp: &Checkpoint) -> Option<Facts> {
+    let mut layers: Vec<Layer> = Vec::new();
+    for t in &cp.tensors {
+        let Some(rest) = t.name.split_once("layers.").map(|(_, r)| r) else { continue };
+        let Some((n, what)) = rest.split_once('.') else { continue };
+        let (Ok(n), Some(&rows)) = (n.parse::<usize>(), t.shape.first()) else { continue };
+        let is_k = what == "self_attn.k_proj.weight";
+        if !(is_k || what == "self_attn.v_proj.weight") || n >= 1 << 16 {
+            continue;
+        }
+        if layers.len() <= n {
+            layers.resize(n + 1, Layer::default());
+        }
+        // One "head" of the whole width: the per-head size is unknown, so quantized cache
+        // types assume whole blocks.
+        let l = &mut layers[n];
+        l.kv_heads = 1;
+        if is_k {
+            l.head_k = rows;
+        } else {
+            l.head_v = rows;
+        }
+    }
+    if layers.is_empty() {
+        return None;
+    }
+    let mut f = Facts::new(Source::Shapes, None);
+    f.unknown.push(
+        "no config.json: the cache is sized from the k_proj/v_proj weights, with no trained context length \
+         and no sliding windows"
+            .into(),
+    );
+    f.layers = layers;
+    Some(f)
+}
+
+/// The cache cells llama.cpp allocates for a layer at context `ctx`.
+fn cells(ctx: u64, window: Option<u64>) -> u64 {
+    let full = ctx.div_ceil(PAD).saturating_mul(PAD);
+    match window {
+        Some(w) => full.min(w.saturating_add(UBATCH)).div_ceil(PAD).saturating_mul(PAD),
+        None => full,
+    }
+}
+
+/// The KV cache bytes of `facts`' layers at context `ctx` with `cache` elements, or `None` when
+/// a head is not a whole number of the type's blocks (llama.cpp refuses such a cache).
+pub fn kv_bytes(facts: &Facts, ctx: u64, cache: CacheType) -> Option<u64> {
+    let mut total = 0u64;
+    for l in facts.layers.iter().filter(|l| l.kv_heads > 0) {
+        let k = cache.row_bytes(l.k_width(), l.head_k)?;
+        let v = if l.head_v == 0 { 0 } else { cache.row_bytes(l.v_width(), l.head_v)? };
+        total = total.saturating_add(k.saturating_add(v).saturating_mul(cells(ctx, l.window)));
+    }
+    Some(total)
+}
+
+/// The estimate for `cp`.
+pub fn estimate(cp: &Checkpoint) -> Estimate {
+    let weights_bytes = cp.tensors.iter().fold(0u64, |s, t| s.saturating_add(t.nbytes));
+    let Some(facts) = facts(cp) else {
+        return Estimate {
+            source: None,
+            architecture: None,
+            context: None,
+            layers: 0,
+            kv_layers: 0,
+            weights_bytes,
+            kv_cache: Vec::new(),
+            state_bytes: 0,
+            unknown: vec!["no architecture metadata or config.json: the KV cache is not estimated".into()],
+        };
+    };
+    let mut contexts: Vec<u64> = CONTEXTS.to_vec();
+    contexts.extend(facts.context.filter(|&c| c > 0));
+    contexts.sort_unstable();
+    contexts.dedup();
+    let mut unknown = facts.unknown.clone();
+    let mut kv_cache = Vec::new();
+    let caches = facts.layers.iter().any(|l| l.kv_heads > 0);
+    for cache in CacheType::ALL.into_iter().filter(|_| caches) {
+        let mut fits = true;
+        for &context in &contexts {
+            match kv_bytes(&facts, context, cache) {
+                Some(bytes) => kv_cache.push(KvCache { context, cache, bytes }),
+                None => fits = false,
+            }
+        }
+        if !fits {
+            unknown.push(format!("a {} cache needs heads of whole 32-element blocks; these are not", cache.name()));
+        }
+    }
+    let state_bytes = facts.layers.iter().fold(0u64, |s, l| s.saturating_add(l.state.saturating_mul(4)));
+    Estimate {
+        source: Some(facts.source),
+        architecture: facts.architecture,
+        context: facts.context,
+        layers: facts.layers.len() as u64,
+        kv_layers: facts.layers.iter().filter(|l| l.kv_heads > 0).count() as u64,
+        weights_bytes,
+        kv_cache,
+        state_bytes,
+        unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests;

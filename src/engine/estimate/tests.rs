@@ -1,0 +1,334 @@
+//! Estimates against llama.cpp's sizing rules, computed by hand for each layout.
+
+use serde_json::json;
+
+use super::*;
+use crate::gguf::{Array, Value, ValueType};
+use crate::model::MetaValue;
+use crate::range::ByteRange;
+
+const GIB: u64 = 1 << 30;
+
+fn gguf(arch: &str, keys: &[(&str, Value)]) -> Checkpoint {
+    let mut cp = Checkpoint::empty(Format::Gguf);
+    cp.metadata.push(("general.architecture".into(), MetaValue::Gguf(Value::String(arch.into()))));
+    for (k, v) in keys {
+        cp.metadata.push((format!("{arch}.{k}"), MetaValue::Gguf(v.clone())));
+    }
+    cp
+}
+
+fn array(item_type: ValueType, items: Vec<Value>) -> Value {
+    Value::Array(Box::new(Array { item_type, len: items.len() as u64, items, span: ByteRange::new(0, 0) }))
+}
+
+fn u32s(v: &[u32]) -> Value {
+    array(ValueType::U32, v.iter().map(|&x| Value::U32(x)).collect())
+}
+
+fn kv(e: &Estimate, context: u64, cache: CacheType) -> u64 {
+    e.kv_cache.iter().find(|k| k.context == context && k.cache == cache).unwrap_or_else(|| panic!("{e:?}")).bytes
+}
+
+fn llama3_8b() -> Checkpoint {
+    use Value::U32;
+    gguf(
+        "llama",
+        &[
+            ("block_count", U32(32)),
+            ("context_length", U32(8192)),
+            ("embedding_length", U32(4096)),
+            ("attention.head_count", U32(32)),
+            ("attention.head_count_kv", U32(8)),
+        ],
+    )
+}
+
+#[test]
+fn grouped_query_attention_llama3_8b() {
+    let e = estimate(&llama3_8b());
+    assert_eq!(e.source, Some(Source::Gguf));
+    assert_eq!(e.context, Some(8192));
+    // The published figure: 1 GiB of f16 cache at 8k (32 layers × 2 × 8 heads × 128 × 2 B per token).
+    assert_eq!(kv(&e, 8192, CacheType::F16), GIB);
+    assert_eq!(kv(&e, 32768, CacheType::F16), 4 * GIB);
+    // q8_0: 34 bytes per 32 elements; q4_0: 18.
+    assert_eq!(kv(&e, 8192, CacheType::Q8_0), 32 * 2 * (1024 / 32 * 34) * 8192);
+    assert_eq!(kv(&e, 4096, CacheType::Q4_0), 32 * 2 * (1024 / 32 * 18) * 4096);
+    let contexts: Vec<u64> = e.kv_cache.iter().filter(|k| k.cache == CacheType::F16).map(|k| k.context).collect();
+    assert_eq!(contexts, [4096, 8192, 32768], "the model's own context once, with the defaults");
+    assert_eq!(e.state_bytes, 0);
+    assert!(e.unknown.is_empty(), "{:?}", e.unknown);
+}
+
+#[test]
+fn separate_key_and_value_lengths_and_odd_contexts() {
+    use Value::U32;
+    let cp = gguf(
+        "qwen3",
+        &[
+            ("block_count", U32(2)),
+            ("context_length", U32(1000)),
+            ("embedding_length", U32(512)),
+            ("attention.head_count", U32(4)),
+            ("attention.head_count_kv", U32(2)),
+            ("attention.key_length", U32(192)),
+            ("attention.value_length", U32(64)),
+        ],
+    );
+    let e = estimate(&cp);
+    // 1000 is padded to 1024 cells; K 2×192, V 2×64 elements per token.
+    assert_eq!(kv(&e, 1000, CacheType::F16), 2 * (2 * 192 + 2 * 64) * 2 * 1024);
+}
+
+#[test]
+fn sliding_windows_gemma2_and_gemma3() {
+    use Value::U32;
+    // Gemma 2 9B: 42 layers, 8 KV heads of 256; even layers slide over 4096 tokens.
+    let cp = gguf(
+        "gemma2",
+        &[
+            ("block_count", U32(42)),
+            ("context_length", U32(8192)),
+            ("embedding_length", U32(3584)),
+            ("attention.head_count", U32(16)),
+            ("attention.head_count_kv", U32(8)),
+            ("attention.key_length", U32(256)),
+            ("attention.value_length", U32(256)),
+            ("attention.sliding_window", U32(4096)),
+        ],
+    );
+    let e = estimate(&cp);
+    let per_token = 2 * 8 * 256 * 2;
+    // Full layers: 8192 cells; sliding ones: the window plus a 512 micro-batch, padded to 256.
+    assert_eq!(kv(&e, 8192, CacheType::F16), 21 * per_token * 8192 + 21 * per_token * 4608);
+    assert_eq!(kv(&e, 4096, CacheType::F16), 42 * per_token * 4096, "a window past the context changes nothing");
+    // Gemma 3: five of six layers slide over 1024 tokens.
+    let cp = gguf(
+        "gemma3",
+        &[
+            ("block_count", U32(12)),
+            ("context_length", U32(131072)),
+            ("embedding_length", U32(1024)),
+            ("attention.head_count", U32(4)),
+            ("attention.head_count_kv", U32(1)),
+            ("attention.key_length", U32(256)),
+            ("attention.value_length", U32(256)),
+            ("attention.sliding_window", U32(1024)),
+        ],
+    );
+    let e = estimate(&cp);
+    let per_token = 2 * 256 * 2;
+    assert_eq!(kv(&e, 131072, CacheType::F16), 2 * per_token * 131072 + 10 * per_token * 1536);
+}
+
+#[test]
+fn chunked_and_sliding_gpt_oss_and_llama4() {
+    use Value::U32;
+    let cp = gguf(
+        "gpt-oss",
+        &[
+            ("block_count", U32(24)),
+            ("context_length", U32(131072)),
+            ("embedding_length", U32(2880)),
+            ("attention.head_count", U32(64)),
+            ("attention.head_count_kv", U32(8)),
+            ("attention.key_length", U32(64)),
+            ("attention.value_length", U32(64)),
+            ("attention.sliding_window", U32(128)),
+        ],
+    );
+    let per_token = 2 * 8 * 64 * 2;
+    assert_eq!(kv(&estimate(&cp), 4096, CacheType::F16), 12 * per_token * 4096 + 12 * per_token * 768);
+    // Llama 4: three of four layers attend in chunks of 8192 (llama.cpp's fixed size).
+    let cp = gguf(
+        "llama4",
+        &[
+            ("block_count", U32(8)),
+            ("embedding_length", U32(1024)),
+            ("attention.head_count", U32(8)),
+            ("attention.head_count_kv", U32(2)),
+        ],
+    );
+    let per_token = 2 * 2 * 128 * 2;
+    assert_eq!(kv(&estimate(&cp), 32768, CacheType::F16), 2 * per_token * 32768 + 6 * per_token * 8704);
+}
+
+#[test]
+fn mla_deepseek2_caches_the_latent_and_no_values() {
+    use Value::U32;
+    // DeepSeek-V2-Lite as the current converter writes it: one head of 512 + 64, no V.
+    let cp = gguf(
+        "deepseek2",
+        &[
+            ("block_count", U32(27)),
+            ("context_length", U32(163840)),
+            ("embedding_length", U32(2048)),
+            ("attention.head_count", U32(16)),
+            ("attention.head_count_kv", U32(1)),
+            ("attention.key_length", U32(576)),
+            ("attention.value_length", U32(512)),
+            ("attention.key_length_mla", U32(192)),
+            ("attention.value_length_mla", U32(128)),
+            ("attention.kv_lora_rank", U32(512)),
+        ],
+    );
+    let e = estimate(&cp);
+    assert_eq!(kv(&e, 4096, CacheType::F16), 27 * 576 * 2 * 4096);
+    assert_eq!(kv(&e, 4096, CacheType::Q8_0), 27 * (576 / 32 * 34) * 4096);
+    // From config.json, the same layout.
+    let config = json!({"model_type": "deepseek_v2", "num_hidden_layers": 27, "hidden_size": 2048,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128, "v_head_dim": 128, "max_position_embeddings": 163840});
+    let f = from_config(&config).unwrap();
+    assert_eq!(kv_bytes(&f, 4096, CacheType::F16), Some(27 * 576 * 2 * 4096));
+}
+
+#[test]
+fn recurrent_state_mamba_and_rwkv() {
+    use Value::U32;
+    // mamba-130m: 24 layers of d_inner 1536, d_state 16, d_conv 4; f32 state, no KV.
+    let cp = gguf(
+        "mamba",
+        &[
+            ("block_count", U32(24)),
+            ("context_length", U32(1048576)),
+            ("embedding_length", U32(768)),
+            ("ssm.conv_kernel", U32(4)),
+            ("ssm.inner_size", U32(1536)),
+            ("ssm.state_size", U32(16)),
+            ("ssm.time_step_rank", U32(48)),
+        ],
+    );
+    let e = estimate(&cp);
+    assert_eq!(e.state_bytes, 24 * (3 * 1536 + 16 * 1536) * 4);
+    assert!(e.kv_cache.is_empty(), "{:?}", e.kv_cache);
+    assert!(e.unknown.is_empty(), "{:?}", e.unknown);
+    let config = json!({"model_type": "mamba", "num_hidden_layers": 24, "hidden_size": 768,
+        "intermediate_size": 1536, "state_size": 16, "conv_kernel": 4});
+    let f = from_config(&config).unwrap();
+    assert_eq!(f.layers.iter().map(|l| l.state * 4).sum::<u64>(), e.state_bytes);
+    // RWKV6 1.6B: token shift 2 × n_embd and n_embd × head size per layer.
+    let cp = gguf("rwkv6", &[("block_count", U32(24)), ("embedding_length", U32(2048)), ("wkv.head_size", U32(64))]);
+    assert_eq!(estimate(&cp).state_bytes, 24 * (2 * 2048 + 2048 * 64) * 4);
+}
+
+#[test]
+fn hybrids_cache_only_their_attention_layers() {
+    use Value::U32;
+    // Jamba-style: head_count_kv 0 marks the recurrent layers; layer 4 of 8 attends.
+    let mut kv_heads = vec![0; 8];
+    kv_heads[4] = 8;
+    let cp = gguf(
+        "jamba",
+        &[
+            ("block_count", U32(8)),
+            ("context_length", U32(262144)),
+            ("embedding_length", U32(4096)),
+            ("attention.head_count", U32(32)),
+            ("attention.head_count_kv", u32s(&kv_heads)),
+            ("ssm.conv_kernel", U32(4)),
+            ("ssm.inner_size", U32(8192)),
+            ("ssm.state_size", U32(16)),
+        ],
+    );
+    let e = estimate(&cp);
+    assert_eq!(kv(&e, 4096, CacheType::F16), 2 * 8 * 128 * 2 * 4096);
+    assert_eq!(e.state_bytes, 7 * (3 * 8192 + 16 * 8192) * 4);
+    // Qwen3-Next: one full-attention layer in four, the others gated delta nets.
+    let cp = gguf(
+        "qwen3next",
+        &[
+            ("block_count", U32(8)),
+            ("embedding_length", U32(2048)),
+            ("attention.head_count", U32(16)),
+            ("attention.head_count_kv", U32(2)),
+            ("attention.key_length", U32(256)),
+            ("attention.value_length", U32(256)),
+            ("full_attention_interval", U32(4)),
+            ("ssm.conv_kernel", U32(4)),
+            ("ssm.inner_size", U32(4096)),
+            ("ssm.state_size", U32(128)),
+            ("ssm.group_count", U32(16)),
+        ],
+    );
+    let e = estimate(&cp);
+    assert_eq!(kv(&e, 4096, CacheType::F16), 2 * (2 * 2 * 256 * 2) * 4096, "layers 3 and 7 attend");
+    assert_eq!(e.state_bytes, 6 * (3 * (4096 + 2 * 16 * 128) + 128 * 4096) * 4);
+}
+
+#[test]
+fn config_json_gives_the_same_answer_as_the_gguf() {
+    let config = json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "max_position_embeddings": 8192, "torch_dtype": "bfloat16"});
+    let mut cp = Checkpoint::empty(Format::Safetensors);
+    cp.configs.push(crate::config::ConfigFile { path: "m/config.json".into(), json: config });
+    let e = estimate(&cp);
+    assert_eq!(e.source, Some(Source::Config));
+    assert_eq!(e.architecture.as_deref(), Some("llama"));
+    assert_eq!(e.kv_cache, estimate(&llama3_8b()).kv_cache);
+    // Gemma 3 through layer_types, nested in a multimodal config.
+    let types: Vec<&str> = (0..12).map(|i| if i % 6 == 5 { "full_attention" } else { "sliding_attention" }).collect();
+    let config = json!({"model_type": "gemma3", "text_config": {"num_hidden_layers": 12, "hidden_size": 1024,
+        "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "sliding_window": 1024,
+        "layer_types": types, "max_position_embeddings": 131072}});
+    let f = from_config(&config).unwrap();
+    assert_eq!(kv_bytes(&f, 131072, CacheType::F16), Some(2 * 1024 * 131072 + 10 * 1024 * 1536));
+    // A window with no pattern is not guessed: said, and counted in full.
+    let config = json!({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 256,
+        "num_attention_heads": 4, "sliding_window": 4096});
+    let f = from_config(&config).unwrap();
+    assert!(f.unknown[0].contains("no layer pattern"), "{:?}", f.unknown);
+    assert!(f.layers.iter().all(|l| l.window.is_none()));
+}
+
+#[test]
+fn without_metadata_the_attention_weights_say() {
+    use crate::model::{Dtype, Lost, Tensor};
+    use crate::safetensors::Dtype as St;
+    let t = |name: &str, rows: u64| Tensor {
+        name: name.into(),
+        dtype: Dtype::Safetensors(St::BF16),
+        shape: vec![rows, 4096],
+        file: 0,
+        offset: None,
+        nbytes: rows * 4096 * 2,
+        data: Err(Lost::NoSize),
+    };
+    let mut cp = Checkpoint::empty(Format::Safetensors);
+    for i in 0..32 {
+        cp.tensors.push(t(&format!("model.layers.{i}.self_attn.k_proj.weight"), 1024));
+        cp.tensors.push(t(&format!("model.layers.{i}.self_attn.v_proj.weight"), 1024));
+    }
+    let e = estimate(&cp);
+    assert_eq!(e.source, Some(Source::Shapes));
+    assert_eq!(kv(&e, 4096, CacheType::F16), GIB / 2);
+    assert_eq!(e.weights_bytes, 64 * 1024 * 4096 * 2);
+    assert!(e.unknown[0].contains("no config.json"));
+    // Nothing to go on: said so, weights still counted.
+    let e = estimate(&Checkpoint::empty(Format::Safetensors));
+    assert!(e.kv_cache.is_empty() && e.source.is_none() && !e.unknown.is_empty());
+}
+
+#[test]
+fn hostile_counts_neither_panic_nor_allocate() {
+    use Value::{U32, U64};
+    let cp = gguf("llama", &[("block_count", U64(u64::MAX)), ("attention.head_count", U32(8))]);
+    assert!(estimate(&cp).unknown[0].contains("block_count"));
+    let cp = gguf(
+        "llama",
+        &[
+            ("block_count", U32(4)),
+            ("embedding_length", U64(u64::MAX)),
+            ("attention.head_count", U32(1)),
+            ("attention.head_count_kv", u32s(&[1, 2])),
+            ("context_length", U64(u64::MAX)),
+        ],
+    );
+    let e = estimate(&cp);
+    assert!(e.unknown.iter().any(|u| u.contains("2 items for 4 layers")), "{:?}", e.unknown);
+    assert!(e.kv_cache.iter().any(|k| k.bytes == u64::MAX), "saturates, never wraps");
+    let config = json!({"num_hidden_layers": 1e30, "hidden_size": -1});
+    assert_eq!(from_config(&config), None);
+}
