@@ -84,7 +84,11 @@ fn inspect_json_follows_the_contract() {
         assert_eq!(keys(&r["files"][0]), ["path", "size"]);
         assert_eq!(r["files"][0]["size"], std::fs::metadata(fixture(file)).unwrap().len());
         assert_eq!(keys(&r["tensors"][0]), ["name", "dtype", "shape", "file", "offset", "nbytes"]);
-        assert_eq!(keys(&r["summary"]), ["tensors", "params", "bytes", "bits_per_weight", "by_dtype"]);
+        assert_eq!(
+            keys(&r["summary"]),
+            ["tensors", "params", "bytes", "bits_per_weight", "by_dtype", "quant_mix", "overhead_bytes"]
+        );
+        assert_eq!(r["summary"]["quant_mix"], r["summary"]["by_dtype"], "unquantized: the mix is the dtypes");
         let by: u64 =
             r["summary"]["by_dtype"].as_object().unwrap().values().map(|d| d["bytes"].as_u64().unwrap()).sum();
         assert_eq!(by, r["summary"]["bytes"].as_u64().unwrap());

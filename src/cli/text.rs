@@ -116,9 +116,28 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     estimate(cp, out)?;
-    writeln!(out, "\nby dtype")?;
-    for (name, t) in &s.by_dtype {
-        let share = if s.all.bytes == 0 { 0.0 } else { 100.0 * t.bytes as f64 / s.all.bytes as f64 };
+    let mut groups = vec![("by dtype", &s.by_dtype)];
+    if s.quant_mix != s.by_dtype {
+        groups.push(("quant mix (scales, zeros and indexes with their weights)", &s.quant_mix));
+    }
+    for (title, list) in groups {
+        group(title, list, s.all.bytes, out)?;
+    }
+    if s.overhead_bytes > 0 {
+        writeln!(out, "  overhead (scales, zero points, indexes): {} bytes", s.overhead_bytes)?;
+    }
+    Ok(())
+}
+
+fn group(
+    title: &str,
+    list: &[(String, crate::engine::summary::Totals)],
+    all: u64,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(out, "\n{title}")?;
+    for (name, t) in list {
+        let share = if all == 0 { 0.0 } else { 100.0 * t.bytes as f64 / all as f64 };
         writeln!(
             out,
             "  {:<12} {:>7} tensors {:>16} params {:>16} bytes {share:>6.2}%  {:.3} bpw",

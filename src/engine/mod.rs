@@ -27,6 +27,7 @@ pub mod report;
 pub mod safetensors;
 pub mod shards;
 pub mod sniff;
+pub mod st_quant;
 pub mod stats;
 pub mod step;
 pub mod summary;

@@ -161,21 +161,20 @@ impl Serialize for Meta<'_> {
 
 struct SummaryJson<'a>(&'a Summary);
 
-impl Serialize for SummaryJson<'_> {
+impl<'a> Serialize for SummaryJson<'a> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let a = &self.0.all;
-        let mut m = s.serialize_map(Some(5))?;
+        let mut m = s.serialize_map(Some(7))?;
         m.serialize_entry("tensors", &a.tensors)?;
         m.serialize_entry("params", &a.params)?;
         m.serialize_entry("bytes", &a.bytes)?;
         m.serialize_entry("bits_per_weight", &Float(a.bits_per_weight()))?;
-        let by: Vec<(&String, Totals)> = self
-            .0
-            .by_dtype
-            .iter()
-            .map(|(n, t)| (n, Totals { tensors: t.tensors, params: t.params, bytes: t.bytes }))
-            .collect();
-        m.serialize_entry("by_dtype", &MapOf(&by))?;
+        let totals = |list: &'a [(String, crate::summary::Totals)]| -> Vec<(&'a String, Totals)> {
+            list.iter().map(|(n, t)| (n, Totals { tensors: t.tensors, params: t.params, bytes: t.bytes })).collect()
+        };
+        m.serialize_entry("by_dtype", &MapOf(&totals(&self.0.by_dtype)))?;
+        m.serialize_entry("quant_mix", &MapOf(&totals(&self.0.quant_mix)))?;
+        m.serialize_entry("overhead_bytes", &self.0.overhead_bytes)?;
         m.end()
     }
 }

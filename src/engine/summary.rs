@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::model::{Checkpoint, Dtype};
+use super::st_quant::{roles, Role};
 
 /// Totals for one group of tensors.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -29,23 +30,45 @@ impl Totals {
     }
 }
 
-/// Totals for the whole checkpoint and per dtype (largest by bytes first).
+/// Totals for the whole checkpoint, per stored dtype and per quantization scheme (largest by
+/// bytes first).
+///
+/// Parameters are logical: a packed tensor of a quantized safetensors checkpoint counts the
+/// weights it holds (eight per int32 of 4-bit GPTQ), and its scales, zero points and indexes
+/// count none; their bytes are `overhead_bytes`, so bits per weight are the true ones.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Summary {
     pub all: Totals,
     pub by_dtype: Vec<(String, Totals)>,
+    /// The quant mix: each scheme's weights with its overhead, and plain tensors by dtype.
+    pub quant_mix: Vec<(String, Totals)>,
+    pub overhead_bytes: u64,
 }
 
 /// Sum up `cp`'s tensors. Element counts that overflow count as 0 (they are findings already).
 pub fn summarize(cp: &Checkpoint) -> Summary {
     let mut all = Totals::default();
     let mut per: BTreeMap<&Dtype, Totals> = BTreeMap::new();
-    for t in &cp.tensors {
-        let params = t.elems().unwrap_or(0);
+    let mut mix: BTreeMap<String, Totals> = BTreeMap::new();
+    let mut overhead_bytes = 0u64;
+    for (t, role) in cp.tensors.iter().zip(roles(cp)) {
+        let (params, scheme) = match role {
+            Role::Plain => (t.elems().unwrap_or(0), None),
+            Role::Weight { params, label } => (params, Some(label)),
+            Role::Overhead { label } => {
+                overhead_bytes = overhead_bytes.saturating_add(t.nbytes);
+                (0, Some(label))
+            }
+        };
         all.add(params, t.nbytes);
         per.entry(&t.dtype).or_default().add(params, t.nbytes);
+        mix.entry(scheme.unwrap_or_else(|| t.dtype.name())).or_default().add(params, t.nbytes);
     }
-    let mut by: Vec<(String, Totals)> = per.into_iter().map(|(d, t)| (d.name(), t)).collect();
-    by.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then_with(|| a.0.cmp(&b.0)));
-    Summary { all, by_dtype: by }
+    let sorted = |m: Vec<(String, Totals)>| {
+        let mut m = m;
+        m.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then_with(|| a.0.cmp(&b.0)));
+        m
+    };
+    let by_dtype = sorted(per.into_iter().map(|(d, t)| (d.name(), t)).collect());
+    Summary { all, by_dtype, quant_mix: sorted(mix.into_iter().collect()), overhead_bytes }
 }

@@ -57,7 +57,7 @@ pub fn SummaryView() -> impl IntoView {
             })
             .collect_view();
         let bars = s
-            .by_dtype
+            .quant_mix
             .iter()
             .map(|(name, t)| {
                 let pct = t.bytes as f64 / total_bytes * 100.0;
@@ -90,6 +90,12 @@ pub fn SummaryView() -> impl IntoView {
                     <dd data-testid="summary-bytes" title=s.all.bytes.to_string()>{human_bytes(s.all.bytes)}</dd>
                     <dt>"Bits per weight"</dt>
                     <dd data-testid="summary-bpw">{format!("{:.3}", s.all.bits_per_weight())}</dd>
+                    {(s.overhead_bytes > 0).then(|| view! {
+                        <dt>"Quantization overhead"</dt>
+                        <dd data-testid="summary-overhead" title=s.overhead_bytes.to_string()>
+                            {format!("{} of scales, zero points and indexes", human_bytes(s.overhead_bytes))}
+                        </dd>
+                    })}
                     {file_type.map(|ft| view! {
                         <dt>"general.file_type"</dt>
                         <dd data-testid="summary-file-type">{ft}</dd>
@@ -109,7 +115,7 @@ pub fn SummaryView() -> impl IntoView {
                         </button>
                     </dd>
                 </dl>
-                <h2>"Bytes by type"</h2>
+                <h2>"Bytes by type (quant mix)"</h2>
                 <div class="bars" data-testid="dtype-chart">{bars}</div>
                 <super::EstimateView cp=cp.clone() />
                 <h2>"Files"</h2>

@@ -1,0 +1,404 @@
+//! Quantized safetensors: which tensors are packed weights, which are their scales, zero points
+//! and indexes, and how many weights a packed tensor holds. Schemes are recognised from
+//! `quantization_config` (config.json) or ModelOpt's `hf_quant_config.json`, and from the tensors'
+//! names and dtypes when there is no config: GPTQ, AWQ, bitsandbytes 4- and 8-bit, FP8 (block or
+//! per-tensor/channel scales), compressed-tensors, ModelOpt NVFP4/FP8, and MXFP4 (gpt-oss).
+
+use std::collections::HashSet;
+
+use serde_json::Value as Json;
+
+use crate::model::{Checkpoint, Dtype, Format, Tensor};
+use crate::safetensors::Dtype as St;
+
+/// What a tensor is to the scheme.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Role {
+    /// An ordinary tensor: its elements are its parameters.
+    Plain,
+    /// Quantized weights holding `params` logical parameters, shown in the quant mix as `label`.
+    Weight { params: u64, label: String },
+    /// Scales, zero points, group indexes, lookup tables: bytes, no parameters.
+    Overhead { label: String },
+}
+
+/// A scheme named by the config files.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Declared {
+    /// `quant_method` (or ModelOpt's `quant_algo`), lower case.
+    pub method: String,
+    /// Bits per packed weight, when the config says.
+    pub bits: Option<u64>,
+    pub group_size: Option<i64>,
+}
+
+/// The scheme the config files declare, if any.
+pub fn declared(cp: &Checkpoint) -> Option<Declared> {
+    if let Some(q) = cp.config("config.json").and_then(|c| c.get("quantization_config")) {
+        let method = q.get("quant_method").and_then(Json::as_str).unwrap_or("").to_ascii_lowercase();
+        let weights = q
+            .get("config_groups")
+            .and_then(Json::as_object)
+            .and_then(|g| g.values().next())
+            .and_then(|g| g.get("weights"));
+        let bits = q.get("bits").or_else(|| weights.and_then(|w| w.get("num_bits"))).and_then(Json::as_u64);
+        let group_size =
+            q.get("group_size").or_else(|| weights.and_then(|w| w.get("group_size"))).and_then(Json::as_i64);
+        let method = match (method.as_str(), q.get("load_in_8bit")) {
+            ("bitsandbytes", Some(Json::Bool(true))) => "bitsandbytes 8-bit".to_owned(),
+            _ => method,
+        };
+        return Some(Declared { method, bits, group_size });
+    }
+    let algo = cp.config("hf_quant_config.json")?.get("quantization")?.get("quant_algo")?.as_str()?;
+    Some(Declared { method: "modelopt".into(), bits: None, group_size: None }).map(|mut d| {
+        d.method = format!("modelopt {}", algo.to_ascii_lowercase());
+        d
+    })
+}
+
+/// Suffixes of overhead tensors, whatever the scheme.
+const OVERHEAD: [&str; 24] = [
+    ".qzeros",
+    ".scales",
+    ".g_idx",
+    ".absmax",
+    ".quant_map",
+    ".nested_absmax",
+    ".nested_quant_map",
+    ".SCB",
+    ".weight_format",
+    ".weight_scale_inv",
+    ".weight_scale",
+    ".weight_scale_2",
+    ".weight_zero_point",
+    ".weight_g_idx",
+    ".weight_shape",
+    ".weight_global_scale",
+    ".input_global_scale",
+    ".input_scale",
+    ".input_zero_point",
+    ".input_scale_ub",
+    ".activation_scale",
+    ".k_scale",
+    ".v_scale",
+    ".pre_quant_scale",
+];
+
+/// The role of every tensor of `cp`, in order. Plain checkpoints (and every GGUF, whose blocks
+/// carry their own scales) are all [`Role::Plain`].
+pub fn roles(cp: &Checkpoint) -> Vec<Role> {
+    let plain = || vec![Role::Plain; cp.tensors.len()];
+    if cp.format == Format::Gguf {
+        return plain();
+    }
+    let declared = declared(cp);
+    let names: HashSet<&str> = cp.tensors.iter().map(|t| t.name.as_str()).collect();
+    let has = |n: String| names.contains(n.as_str());
+    let quantized = declared.is_some()
+        || cp.tensors.iter().any(|t| {
+            let n = t.name.as_str();
+            n.ends_with(".qweight")
+                || n.ends_with(".weight_packed")
+                || n.ends_with(".weight_scale_inv")
+                || n.ends_with(".weight_scale_2")
+                || (n.ends_with("_blocks") && has(format!("{}_scales", &n[..n.len() - 7])))
+                || n.ends_with(".weight.absmax")
+                || n.ends_with(".SCB")
+        });
+    if !quantized {
+        return plain();
+    }
+    let method = declared.as_ref().map_or("", |d| d.method.as_str());
+    let bits = declared.as_ref().and_then(|d| d.bits);
+    let group = declared.as_ref().and_then(|d| d.group_size).filter(|&g| g > 0);
+    let grouped = |name: &str, b: u64| match group {
+        Some(g) => format!("{name} {b}-bit (group {g})"),
+        None => format!("{name} {b}-bit"),
+    };
+    let mut out: Vec<Role> = cp
+        .tensors
+        .iter()
+        .map(|t| {
+            let n = t.name.as_str();
+            let st = match &t.dtype {
+                Dtype::Safetensors(d) => Some(*d),
+                _ => None,
+            };
+            let base = n.rsplit_once('.').map_or(n, |(b, _)| b);
+            if let Some(stem) = n.strip_suffix(".qweight") {
+                let b = bits.unwrap_or(4);
+                let name = if method == "awq" || (method.is_empty() && !has(format!("{stem}.g_idx"))) {
+                    "AWQ"
+                } else {
+                    "GPTQ"
+                };
+                return packed(t, b, grouped(name, b));
+            }
+            if n.ends_with(".weight_packed") {
+                return match st {
+                    Some(St::U8) => packed(t, 4, fp4_label(method, has(format!("{base}.weight_global_scale")))),
+                    _ => {
+                        let b = bits.unwrap_or(4);
+                        let g = group.map(|g| format!(" (group {g})")).unwrap_or_default();
+                        packed(t, b, format!("compressed-tensors int{b}{g}"))
+                    }
+                };
+            }
+            if let Some(stem) = n.strip_suffix("_blocks") {
+                if has(format!("{stem}_scales")) && st == Some(St::U8) {
+                    return packed(t, 4, "MXFP4".into());
+                }
+            }
+            if let Some(stem) = n.strip_suffix("_scales") {
+                if has(format!("{stem}_blocks")) {
+                    return Role::Overhead { label: "MXFP4".into() };
+                }
+            }
+            if n.ends_with(".weight") {
+                if has(format!("{n}.absmax")) || has(format!("{n}.quant_state.bitsandbytes__nf4")) {
+                    let nf4 = !has(format!("{n}.quant_state.bitsandbytes__fp4"));
+                    return packed(t, 4, if nf4 { "bitsandbytes NF4" } else { "bitsandbytes FP4" }.into());
+                }
+                if has(format!("{base}.SCB")) {
+                    return Role::Weight { params: t.elems().unwrap_or(0), label: "bitsandbytes int8".into() };
+                }
+                let scaled = has(format!("{base}.weight_scale")) || has(format!("{base}.weight_scale_inv"));
+                if scaled {
+                    return match st {
+                        Some(St::U8) => packed(t, 4, fp4_label(method, has(format!("{base}.weight_global_scale")))),
+                        Some(d @ (St::F8_E4M3 | St::F8_E5M2)) => {
+                            let blocks = has(format!("{base}.weight_scale_inv"));
+                            let label = format!("{} {}", d.name(), if blocks { "block-scaled" } else { "scaled" });
+                            Role::Weight { params: t.elems().unwrap_or(0), label }
+                        }
+                        Some(St::I8) => Role::Weight { params: t.elems().unwrap_or(0), label: "int8 scaled".into() },
+                        _ => Role::Plain,
+                    };
+                }
+                return Role::Plain;
+            }
+            match OVERHEAD.iter().find(|s| n.ends_with(*s)) {
+                Some(_) => Role::Overhead { label: overhead_label(n, method) },
+                None if n.contains(".quant_state.") => Role::Overhead { label: "bitsandbytes".into() },
+                None => Role::Plain,
+            }
+        })
+        .collect();
+    // Overhead joins the scheme of the weight it belongs to, so each scheme's bits per weight
+    // include its scales.
+    let labels: std::collections::HashMap<&str, String> = cp
+        .tensors
+        .iter()
+        .zip(&out)
+        .filter_map(|(t, r)| match r {
+            Role::Weight { label, .. } => Some((module(&t.name), label.clone())),
+            _ => None,
+        })
+        .collect();
+    for (t, r) in cp.tensors.iter().zip(out.iter_mut()) {
+        if let (Role::Overhead { label }, Some(l)) = (&mut *r, labels.get(module(&t.name))) {
+            label.clone_from(l);
+        }
+    }
+    out
+}
+
+/// The layer a packed weight or its overhead belongs to: `a.b` for `a.b.qweight`,
+/// `a.b.weight.absmax`, `a.b.weight_scale`, and `a.b_proj` for `a.b_proj_blocks`/`_scales`.
+fn module(name: &str) -> &str {
+    if let Some((m, _)) = name.split_once(".weight.") {
+        return m;
+    }
+    for s in ["_blocks", "_scales"] {
+        if let Some(m) = name.strip_suffix(s) {
+            return m;
+        }
+    }
+    name.rsplit_once('.').map_or(name, |(m, _)| m)
+}
+
+/// A packed tensor of `bits`-bit weights: its bytes hold `bytes × 8 / bits` of them.
+fn packed(t: &Tensor, bits: u64, label: String) -> Role {
+    Role::Weight { params: t.nbytes.saturating_mul(8) / bits.clamp(1, 64), label }
+}
+
+fn fp4_label(method: &str, global_scale: bool) -> String {
+    if global_scale || method.starts_with("compressed") {
+        "NVFP4 (compressed-tensors)".into()
+    } else {
+        "NVFP4".into()
+    }
+}
+
+fn overhead_label(name: &str, method: &str) -> String {
+    let by_name = if name.ends_with(".qzeros") || name.ends_with(".scales") || name.ends_with(".g_idx") {
+        "GPTQ/AWQ"
+    } else if name.ends_with(".absmax") || name.ends_with("quant_map") || name.ends_with(".SCB") {
+        "bitsandbytes"
+    } else {
+        "scales"
+    };
+    if method.is_empty() {
+        format!("{by_name} overhead")
+    } else {
+        format!("{method} overhead")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConfigFile;
+    use crate::model::Lost;
+    use serde_json::json;
+
+    fn tensor(name: &str, dtype: St, shape: &[u64]) -> Tensor {
+        let elems: u64 = shape.iter().product();
+        Tensor {
+            name: name.into(),
+            dtype: Dtype::Safetensors(dtype),
+            shape: shape.to_vec(),
+            file: 0,
+            offset: None,
+            nbytes: dtype.nbytes(elems).unwrap(),
+            data: Err(Lost::NoSize),
+        }
+    }
+
+    fn checkpoint(tensors: Vec<Tensor>, config: Option<Json>) -> Checkpoint {
+        let mut cp = Checkpoint::empty(Format::Safetensors);
+        cp.tensors = tensors;
+        if let Some(json) = config {
+            cp.configs.push(ConfigFile { path: "config.json".into(), json });
+        }
+        cp
+    }
+
+    fn params(r: &Role) -> Option<u64> {
+        match r {
+            Role::Weight { params, .. } => Some(*params),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn gptq_packs_eight_weights_per_int32_and_its_scales_are_overhead() {
+        // in 4096, out 1024, group 128: qweight [512, 1024], qzeros [32, 128], scales [32, 1024].
+        let p = "model.layers.0.self_attn.o_proj";
+        let cp = checkpoint(
+            vec![
+                tensor(&format!("{p}.qweight"), St::I32, &[512, 1024]),
+                tensor(&format!("{p}.qzeros"), St::I32, &[32, 128]),
+                tensor(&format!("{p}.scales"), St::F16, &[32, 1024]),
+                tensor(&format!("{p}.g_idx"), St::I32, &[4096]),
+                tensor("model.embed_tokens.weight", St::F16, &[10, 4096]),
+            ],
+            Some(json!({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}})),
+        );
+        let r = roles(&cp);
+        assert_eq!(params(&r[0]), Some(4096 * 1024));
+        assert_eq!(r[0], Role::Weight { params: 4096 * 1024, label: "GPTQ 4-bit (group 128)".into() });
+        let gptq = Role::Overhead { label: "GPTQ 4-bit (group 128)".into() };
+        assert_eq!(r[1..4], [gptq.clone(), gptq.clone(), gptq], "overhead joins its weight's scheme");
+        assert_eq!(r[4], Role::Plain);
+        // The quant mix: the scheme's true bits per weight, scales and zeros included.
+        let s = crate::summary::summarize(&cp);
+        let (label, t) = &s.quant_mix[0];
+        assert_eq!(label, "GPTQ 4-bit (group 128)");
+        assert_eq!((t.tensors, t.params), (4, 4096 * 1024));
+        assert_eq!(t.bytes, 512 * 1024 * 4 + 32 * 128 * 4 + 32 * 1024 * 2 + 4096 * 4);
+        // 4 bits, + 16/128 of scales, + 4/128 of zeros, + 32 bits of g_idx per 1024 outputs.
+        assert_eq!(t.bits_per_weight(), 4.0 + 0.125 + 0.03125 + 0.03125);
+        assert_eq!(s.overhead_bytes, 32 * 128 * 4 + 32 * 1024 * 2 + 4096 * 4);
+        assert_eq!(s.all.params, 4096 * 1024 + 10 * 4096, "packed weights counted as weights, scales not at all");
+        let i32s = s.by_dtype.iter().find(|(d, _)| d == "I32").unwrap();
+        assert_eq!(i32s.1.params, 4096 * 1024, "by dtype too: qzeros and g_idx hold no parameters");
+        // 3-bit: 32/3 weights per int32 word on average (rows of 3 words hold 32).
+        let cp = checkpoint(
+            vec![tensor("l.qweight", St::I32, &[384, 8])],
+            Some(json!({"quantization_config": {"quant_method": "gptq", "bits": 3, "group_size": 128}})),
+        );
+        assert_eq!(params(&roles(&cp)[0]), Some(4096 * 8));
+    }
+
+    #[test]
+    fn schemes_are_told_by_their_tensors_without_a_config() {
+        let cp = checkpoint(
+            vec![
+                // AWQ: no g_idx.
+                tensor("a.qweight", St::I32, &[4096, 128]),
+                tensor("a.qzeros", St::I32, &[32, 128]),
+                tensor("a.scales", St::F16, &[32, 1024]),
+                // bitsandbytes NF4: bytes hold two weights each.
+                tensor("b.weight", St::U8, &[2048, 1]),
+                tensor("b.weight.absmax", St::F32, &[64]),
+                tensor("b.weight.quant_map", St::F32, &[16]),
+                tensor("b.weight.quant_state.bitsandbytes__nf4", St::U8, &[120]),
+                // FP8 with 128×128 block scales.
+                tensor("c.weight", St::F8_E4M3, &[256, 512]),
+                tensor("c.weight_scale_inv", St::F32, &[2, 4]),
+                // ModelOpt NVFP4.
+                tensor("d.weight", St::U8, &[64, 32]),
+                tensor("d.weight_scale", St::F8_E4M3, &[64, 4]),
+                tensor("d.weight_scale_2", St::F32, &[]),
+                tensor("d.input_scale", St::F32, &[]),
+                // gpt-oss MXFP4 experts.
+                tensor("e.gate_up_proj_blocks", St::U8, &[2, 8, 4, 16]),
+                tensor("e.gate_up_proj_scales", St::U8, &[2, 8, 4]),
+                tensor("e.gate_up_proj_bias", St::BF16, &[2, 8]),
+                // bitsandbytes int8.
+                tensor("f.weight", St::I8, &[16, 16]),
+                tensor("f.SCB", St::F32, &[16]),
+            ],
+            None,
+        );
+        let r = roles(&cp);
+        let label = |i: usize| match &r[i] {
+            Role::Weight { label, .. } | Role::Overhead { label } => label.clone(),
+            Role::Plain => "plain".into(),
+        };
+        assert_eq!((params(&r[0]), label(0)), (Some(4096 * 128 * 8), "AWQ 4-bit".into()));
+        assert_eq!((params(&r[3]), label(3)), (Some(4096), "bitsandbytes NF4".into()));
+        assert!(r[4..7].iter().all(|r| matches!(r, Role::Overhead { .. })), "{r:?}");
+        assert_eq!((params(&r[7]), label(7)), (Some(256 * 512), "F8_E4M3 block-scaled".into()));
+        assert!(matches!(r[8], Role::Overhead { .. }));
+        assert_eq!((params(&r[9]), label(9)), (Some(64 * 64), "NVFP4".into()));
+        assert!(r[10..13].iter().all(|r| matches!(r, Role::Overhead { .. })), "{r:?}");
+        assert_eq!((params(&r[13]), label(13)), (Some(2 * 8 * 4 * 32), "MXFP4".into()));
+        assert!(matches!(r[14], Role::Overhead { .. }));
+        assert_eq!(r[15], Role::Plain, "biases are parameters");
+        assert_eq!((params(&r[16]), label(16)), (Some(256), "bitsandbytes int8".into()));
+        assert!(matches!(r[17], Role::Overhead { .. }));
+    }
+
+    #[test]
+    fn compressed_tensors_pack_and_nvfp4() {
+        let config = json!({"quantization_config": {"quant_method": "compressed-tensors", "format": "pack-quantized",
+            "config_groups": {"group_0": {"weights": {"num_bits": 4, "group_size": 128, "type": "int"}}}}});
+        let cp = checkpoint(
+            vec![
+                tensor("l.weight_packed", St::I32, &[1024, 512]),
+                tensor("l.weight_scale", St::BF16, &[1024, 32]),
+                tensor("l.weight_shape", St::I32, &[2]),
+                tensor("n.weight_packed", St::U8, &[64, 32]),
+                tensor("n.weight_scale", St::F8_E4M3, &[64, 4]),
+                tensor("n.weight_global_scale", St::F32, &[1]),
+            ],
+            Some(config),
+        );
+        let r = roles(&cp);
+        assert_eq!(r[0], Role::Weight { params: 1024 * 4096, label: "compressed-tensors int4 (group 128)".into() });
+        assert_eq!(r[3], Role::Weight { params: 64 * 64, label: "NVFP4 (compressed-tensors)".into() });
+        assert!([1, 2, 4, 5].iter().all(|&i| matches!(r[i], Role::Overhead { .. })), "{r:?}");
+    }
+
+    #[test]
+    fn plain_checkpoints_are_untouched() {
+        let cp = checkpoint(
+            vec![tensor("x.weight", St::BF16, &[4, 4]), tensor("x.scales", St::F32, &[4])],
+            Some(json!({"model_type": "llama"})),
+        );
+        assert_eq!(roles(&cp), [Role::Plain, Role::Plain], "a tensor named like a scale is not overhead by itself");
+    }
+}
