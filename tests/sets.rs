@@ -213,3 +213,34 @@ fn metadata_remembers_its_file_and_files_their_byte_order() {
     assert_eq!(cp.big_endian, [false, false]);
     assert_eq!(open_one("be.gguf", &be.build()).big_endian, [true]);
 }
+
+/// Counts a file states about itself are checked against the tensors, never shown as fact.
+#[test]
+fn self_reported_parameter_counts_are_checked() {
+    // The index's metadata.total_parameters: three F32 tensors of 2 hold 6 parameters.
+    let (a, b) = (shard(&["x", "y"]), shard(&["z"]));
+    let claim = |n: u64| {
+        format!(
+            r#"{{"metadata":{{"total_size":24,"total_parameters":{n}}},"weight_map":{{"x":"{S1}","y":"{S1}","z":"{S2}"}}}}"#
+        )
+        .into_bytes()
+    };
+    assert!(open_all(&[(S1, &a), (S2, &b), (IDX, &claim(6))]).findings.is_empty());
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &claim(7000))]);
+    assert_eq!(codes(&cp), vec![rules::PARAMETER_COUNT_MISMATCH]);
+    assert!(cp.findings[0].message.contains("total_parameters 7000 but the tensors hold 6"), "{}", cp.findings[0].message);
+    // A set missing a shard is not compared (the missing shard is the finding).
+    assert_eq!(codes(&open_all(&[(S1, &a), (IDX, &claim(7000))])), vec![rules::MISSING_SHARD]);
+    // GGUF: general.size_label against the tensors (4096 + 256 parameters).
+    let label = |l: &str| {
+        let mut g = Gguf::header(3, 1, 1);
+        g.kv_str("general.size_label", l);
+        g.tensor("blk.0.ffn_up.weight", &[4352], 0, 0);
+        g.pad(32).data(4352 * 4);
+        open_one("model.gguf", &g.build())
+    };
+    assert!(label("4.4K").findings.is_empty());
+    let cp = label("70B");
+    assert_eq!(codes(&cp), vec![naming::SIZE_LABEL_MISMATCH]);
+    assert!(cp.findings[0].message.contains("says 70B parameters but the tensors hold 4352"));
+}

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::findings::Finding;
-use super::gguf::GgmlType;
+use super::gguf::{GgmlType, Value};
 use super::model::{Checkpoint, Dtype, MetaValue};
 use super::shards::base_name;
 
@@ -13,6 +13,7 @@ pub mod rules {
     pub const FILE_TYPE_MISMATCH: &str = "gguf.file_type_mismatch";
     pub const UNKNOWN_FILE_TYPE: &str = "gguf.unknown_file_type";
     pub const NAME_SIZE_MISMATCH: &str = "gguf.name_size_mismatch";
+    pub const SIZE_LABEL_MISMATCH: &str = "gguf.size_label_mismatch";
 }
 
 /// llama.cpp's `llama_ftype` names (`general.file_type`), by id.
@@ -188,6 +189,17 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
             )),
         }
     }
+    let complete = !cp.findings.iter().any(|f| f.code == super::shards::rules::MISSING_SHARD);
+    let params: u128 = by.values().sum();
+    let off = |label: &str| parse_size_label(label).filter(|s| *s > 0.0).is_some_and(|said| !(0.5..=2.0).contains(&(params as f64 / said)));
+    if let (Some(MetaValue::Gguf(Value::String(label))), true) = (cp.meta("general.size_label"), complete) {
+        if off(label) {
+            out.push(Finding::warning(
+                rules::SIZE_LABEL_MISMATCH,
+                format!("general.size_label says {label} parameters but the tensors hold {params}"),
+            ));
+        }
+    }
     if let Some(first) = cp.files.first() {
         let parts = parse_name(&first.path);
         if let Some((enc, want)) = parts.encoding.as_deref().and_then(|e| Some((e, label_type(e)?))) {
@@ -203,17 +215,12 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
                 ));
             }
         }
-        let complete = !cp.findings.iter().any(|f| f.code == super::shards::rules::MISSING_SHARD);
         if let (Some(label), true) = (parts.size_label.as_deref(), complete) {
-            let params: u128 = by.values().sum();
-            if let Some(said) = parse_size_label(label).filter(|s| *s > 0.0) {
-                let ratio = params as f64 / said;
-                if !(0.5..=2.0).contains(&ratio) {
-                    out.push(Finding::warning(
-                        rules::NAME_SIZE_MISMATCH,
-                        format!("file name says {label} parameters but the tensors hold {params}"),
-                    ));
-                }
+            if off(label) {
+                out.push(Finding::warning(
+                    rules::NAME_SIZE_MISMATCH,
+                    format!("file name says {label} parameters but the tensors hold {params}"),
+                ));
             }
         }
     }

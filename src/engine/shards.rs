@@ -26,6 +26,7 @@ pub mod rules {
     pub const EXTRA_INDEX: &str = "set.extra_index";
     pub const SPLIT_MISMATCH: &str = "set.split_mismatch";
     pub const NOT_A_SPLIT_SET: &str = "set.not_a_split_set";
+    pub const PARAMETER_COUNT_MISMATCH: &str = "set.parameter_count_mismatch";
 }
 
 /// The file name of a path (`/` or `\` separated).
@@ -80,6 +81,11 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
             format!("files of both formats were given; showing the {kept} files and ignoring {dropped} others"),
         ));
     }
+    let claimed = if use_gguf {
+        None
+    } else {
+        indexes.iter().find_map(|(info, ix)| Some((info.path.clone(), ix.total_parameters?)))
+    };
     let mut cp = if use_gguf {
         for (info, _) in &indexes {
             findings.push(Finding::info(
@@ -98,6 +104,17 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     cp.findings = findings;
     configs.sort_by(|a, b| a.path.cmp(&b.path));
     cp.configs = configs;
+    if let Some((path, claimed)) = claimed {
+        let complete = !cp.findings.iter().any(|f| f.code == rules::MISSING_SHARD);
+        let counted = super::summary::summarize(&cp).all.params;
+        // Within 1%: tied or buffer tensors may be counted once more or less by the writer.
+        if complete && claimed.abs_diff(counted) as f64 > 0.01 * counted.max(claimed) as f64 {
+            cp.findings.push(Finding::warning(
+                rules::PARAMETER_COUNT_MISMATCH,
+                format!("{path} claims metadata.total_parameters {claimed} but the tensors hold {counted} parameters"),
+            ));
+        }
+    }
     cp
 }
 

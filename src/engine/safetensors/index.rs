@@ -22,6 +22,9 @@ pub const MAX_INDEX_BYTES: u64 = 512 << 20;
 pub struct Index {
     /// `metadata.total_size`: the sum of every tensor's bytes.
     pub total_size: Option<u64>,
+    /// `metadata.total_parameters` (written by recent transformers): a claim, checked against
+    /// the tensors.
+    pub total_parameters: Option<u64>,
     /// `weight_map`, in file order: tensor name and the index of its shard in [`Index::shards`].
     pub weight_map: Vec<(String, u32)>,
     /// The shard file names, each once, in order of first mention.
@@ -128,6 +131,7 @@ impl<'de> Visitor<'de> for Root<'_> {
             match &*key {
                 "metadata" => {
                     let m: Json = map.next_value()?;
+                    self.index.total_parameters = m.get("total_parameters").and_then(Json::as_u64);
                     if let Some(v) = m.get("total_size") {
                         match v
                             .as_u64()
