@@ -25,6 +25,8 @@ pub const SETS: &[&[&str]] = &[
         "sharded/model.safetensors.index.json",
     ],
     &["split/model-00001-of-00003.gguf", "split/model-00002-of-00003.gguf", "split/model-00003-of-00003.gguf"],
+    &["quant_st/nvfp4/model.safetensors", "quant_st/nvfp4/config.json", "quant_st/nvfp4/hf_quant_config.json"],
+    &["quant_st/fp8-block/model.safetensors", "quant_st/fp8-block/config.json"],
 ];
 
 fn cli(args: &[&str]) -> (i32, String) {

@@ -173,7 +173,7 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             for sel in [Selection::Whole, Selection::Sample { budget_bytes: 4096 }] {
                 let Ok(job) = histogram_job(t, &sel, true) else { continue };
                 let seq = run(job, &[&bytes]).unwrap();
-                let orders = histogram_orders(t, bytes.len() as u64, &sel, true, 3).unwrap();
+                let orders = histogram_orders(&cp, t, &sel, true, 3).unwrap();
                 let joined = join_histogram(through_bytes(&orders)).unwrap();
                 let text = |s: &job::HistogramSink| HistReport::new(t, &s.values, 16, s.scales.as_ref()).to_text();
                 assert_eq!(text(&joined), text(&seq), "{name} {}", t.name);

@@ -228,7 +228,11 @@ fn self_reported_parameter_counts_are_checked() {
     assert!(open_all(&[(S1, &a), (S2, &b), (IDX, &claim(6))]).findings.is_empty());
     let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &claim(7000))]);
     assert_eq!(codes(&cp), vec![rules::PARAMETER_COUNT_MISMATCH]);
-    assert!(cp.findings[0].message.contains("total_parameters 7000 but the tensors hold 6"), "{}", cp.findings[0].message);
+    assert!(
+        cp.findings[0].message.contains("total_parameters 7000 but the tensors hold 6"),
+        "{}",
+        cp.findings[0].message
+    );
     // A set missing a shard is not compared (the missing shard is the finding).
     assert_eq!(codes(&open_all(&[(S1, &a), (IDX, &claim(7000))])), vec![rules::MISSING_SHARD]);
     // GGUF: general.size_label against the tensors (4096 + 256 parameters).

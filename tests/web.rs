@@ -92,7 +92,7 @@ async fn histograms_and_npy_match_the_engine() {
     let last = std::rc::Rc::new(std::cell::Cell::new((0, 0)));
     let l = last.clone();
     let (sink, _) =
-        histogram(t, &src, &Selection::Whole, true, &Cancel::new(), move |d, n| l.set((d, n))).await.unwrap();
+        histogram(&cp, t, &src, &Selection::Whole, true, &Cancel::new(), move |d, n| l.set((d, n))).await.unwrap();
     assert_eq!(sink.values.stats.count, t.elems().unwrap());
     assert!(sink.scales.is_some_and(|s| s.stats.count > 0));
     assert_eq!(last.get(), (t.nbytes, t.nbytes));
@@ -160,6 +160,11 @@ const FIXTURE_FILES: &[(&str, &[u8])] = &[
     ("split/model-00001-of-00003.gguf", include_bytes!("fixtures/split/model-00001-of-00003.gguf")),
     ("split/model-00002-of-00003.gguf", include_bytes!("fixtures/split/model-00002-of-00003.gguf")),
     ("split/model-00003-of-00003.gguf", include_bytes!("fixtures/split/model-00003-of-00003.gguf")),
+    ("quant_st/nvfp4/model.safetensors", include_bytes!("fixtures/quant_st/nvfp4/model.safetensors")),
+    ("quant_st/nvfp4/config.json", include_bytes!("fixtures/quant_st/nvfp4/config.json")),
+    ("quant_st/nvfp4/hf_quant_config.json", include_bytes!("fixtures/quant_st/nvfp4/hf_quant_config.json")),
+    ("quant_st/fp8-block/model.safetensors", include_bytes!("fixtures/quant_st/fp8-block/model.safetensors")),
+    ("quant_st/fp8-block/config.json", include_bytes!("fixtures/quant_st/fp8-block/config.json")),
 ];
 
 /// The browser's driver gives the CLI's `check` and `hist` output byte for byte, on every fixture.
@@ -183,7 +188,8 @@ async fn check_and_hist_in_the_browser_equal_the_cli_on_every_fixture() {
         assert_eq!(Report::check(&cp, &outcome, &[]).to_text(), entry["check"].as_str().unwrap(), "{set}: check");
         for (name, text) in entry["hist"].as_object().unwrap() {
             let t = cp.tensor(name).unwrap();
-            let (sink, _) = histogram(t, &sources, &Selection::Whole, true, &Cancel::new(), |_, _| {}).await.unwrap();
+            let (sink, _) =
+                histogram(&cp, t, &sources, &Selection::Whole, true, &Cancel::new(), |_, _| {}).await.unwrap();
             let got = HistReport::new(t, &sink.values, 16, sink.scales.as_ref()).to_text();
             assert_eq!(got, text.as_str().unwrap(), "{set}: hist {name}");
             hists += 1;

@@ -59,7 +59,7 @@ fn run_orders(cp: &Checkpoint, orders: &[Order]) -> Result<Vec<Reply>, String> {
 /// The histogram of `sel` over `t`, its pieces read in parallel.
 pub fn histogram(cp: &Checkpoint, t: &Tensor, sel: &Selection, scales: bool) -> Result<HistogramSink, String> {
     let bad = |e: ValuesError| format!("tensor '{}': {e}", t.name);
-    let orders = histogram_orders(t, cp.files[t.file].size, sel, scales, threads()).map_err(bad)?;
+    let orders = histogram_orders(cp, t, sel, scales, threads()).map_err(bad)?;
     join_histogram(run_orders(cp, &orders)?).ok_or_else(|| "a part's reply is not a histogram".into())
 }
 

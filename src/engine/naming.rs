@@ -191,7 +191,9 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
     }
     let complete = !cp.findings.iter().any(|f| f.code == super::shards::rules::MISSING_SHARD);
     let params: u128 = by.values().sum();
-    let off = |label: &str| parse_size_label(label).filter(|s| *s > 0.0).is_some_and(|said| !(0.5..=2.0).contains(&(params as f64 / said)));
+    let off = |label: &str| {
+        parse_size_label(label).filter(|s| *s > 0.0).is_some_and(|said| !(0.5..=2.0).contains(&(params as f64 / said)))
+    };
     if let (Some(MetaValue::Gguf(Value::String(label))), true) = (cp.meta("general.size_label"), complete) {
         if off(label) {
             out.push(Finding::warning(

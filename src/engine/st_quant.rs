@@ -8,7 +8,8 @@ use std::collections::HashSet;
 
 use serde_json::Value as Json;
 
-use crate::model::{Checkpoint, Dtype, Format, Tensor};
+use crate::job::scaled::{ScaleInput, ScaleMap};
+use crate::model::{Checkpoint, Dtype, Extent, Format, Tensor};
 use crate::safetensors::Dtype as St;
 
 /// What a tensor is to the scheme.
@@ -244,6 +245,142 @@ fn overhead_label(name: &str, method: &str) -> String {
     } else {
         format!("{method} overhead")
     }
+}
+
+/// How the values of tensor `i` of `cp` are read when they need scales from other tensors:
+/// `None` for a tensor read as its own dtype; the weight (its bytes seen as the element type
+/// they pack), its scale inputs and the scheme; or why a recognised scheme is not decoded.
+pub fn scaled_values(cp: &Checkpoint, i: usize) -> Option<Result<Scaled, String>> {
+    let t = cp.tensors.get(i)?;
+    let file_len = cp.files.get(t.file).map_or(0, |f| f.size);
+    let sibling = |name: String| cp.tensor(&name);
+    if cp.format == Format::Gguf {
+        // llama.cpp's NVFP4: the per-tensor (or per-expert) second-level scale is `….scale`.
+        let scale = t.name.strip_suffix(".weight").and_then(|b| sibling(format!("{b}.scale")))?;
+        if t.dtype.name() != "NVFP4" {
+            return None;
+        }
+        return Some(per_tensor(t, scale, false).map(|input| Scaled {
+            weight: t.clone(),
+            inputs: vec![input],
+            scheme: "NVFP4 × its .scale tensor",
+        }));
+    }
+    let role = roles(cp).swap_remove(i);
+    let Role::Weight { label, .. } = role else { return None };
+    let n = t.name.as_str();
+    let st = |d: St| Dtype::Safetensors(d);
+    let base = n.strip_suffix(".weight_packed").or_else(|| n.strip_suffix(".weight")).unwrap_or(n);
+    if let Some(stem) = n.strip_suffix("_blocks") {
+        let scales = sibling(format!("{stem}_scales"))?;
+        return Some((|| {
+            let weight = view(t, st(St::F4), doubled(&t.shape), file_len)?;
+            let scales = view(scales, st(St::F8_E8M0), scales.shape.clone(), file_len_of(cp, scales))?;
+            Ok(Scaled { weight, inputs: vec![group(scales, 32)], scheme: "MXFP4: E2M1 × 2^(e−127) per 32" })
+        })());
+    }
+    if label.starts_with("NVFP4") {
+        return Some((|| {
+            let block = sibling(format!("{base}.weight_scale")).ok_or("no weight_scale beside the NVFP4 weight")?;
+            let weight = view(t, st(St::F4), doubled(&t.shape), file_len)?;
+            let block = view(block, st(St::F8_E4M3), block.shape.clone(), file_len_of(cp, block))?;
+            let mut inputs = vec![group(block, 16)];
+            let (global, divide, scheme) = match sibling(format!("{base}.weight_global_scale")) {
+                Some(g) => (g, true, "NVFP4: E2M1 × E4M3 per 16 ÷ weight_global_scale"),
+                None => (
+                    sibling(format!("{base}.weight_scale_2")).ok_or("no weight_scale_2 beside the NVFP4 weight")?,
+                    false,
+                    "NVFP4: E2M1 × E4M3 per 16 × weight_scale_2",
+                ),
+            };
+            inputs.push(per_tensor(&weight, global, divide)?);
+            Ok(Scaled { weight, inputs, scheme })
+        })());
+    }
+    if let Dtype::Safetensors(St::F8_E4M3 | St::F8_E5M2) = t.dtype {
+        return Some((|| {
+            // `weight_scale_inv` (DeepSeek's blocks) is multiplied too, despite its name.
+            let scale = sibling(format!("{base}.weight_scale_inv"))
+                .or_else(|| sibling(format!("{base}.weight_scale")))
+                .ok_or("no weight_scale beside the FP8 weight")?;
+            let elems = t.elems().unwrap_or(0);
+            let scale_elems = scale.elems().unwrap_or(0);
+            let input = match (t.shape.as_slice(), scale.shape.as_slice()) {
+                _ if scale_elems == 1 => group(scale.clone(), elems),
+                ([rows, cols], [sr, 1] | [sr]) if sr == rows => group(scale.clone(), *cols),
+                ([rows, cols], [sr, sc]) => {
+                    let block = block_size(cp).unwrap_or((rows.div_ceil(*sr), cols.div_ceil(*sc)));
+                    if rows.div_ceil(block.0) != *sr || cols.div_ceil(block.1) != *sc {
+                        return Err(format!("scales of shape {:?} do not tile a {rows}×{cols} weight", scale.shape));
+                    }
+                    ScaleInput {
+                        tensor: scale.clone(),
+                        map: ScaleMap::Blocks { cols: *cols, rows: block.0, block_cols: block.1 },
+                        divide: false,
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "scales of shape {:?} for a weight of shape {:?} are not decoded",
+                        scale.shape, t.shape
+                    ))
+                }
+            };
+            Ok(Scaled { weight: t.clone(), inputs: vec![input], scheme: "FP8 × its scales" })
+        })());
+    }
+    Some(Err(format!(
+        "{label} weights are packed integers whose dequantization is not implemented; the histogram of the packed words would mislead, so none is shown"
+    )))
+}
+
+/// A weight read with scales from other tensors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scaled {
+    pub weight: Tensor,
+    pub inputs: Vec<ScaleInput>,
+    /// How the values are formed, for people.
+    pub scheme: &'static str,
+}
+
+fn file_len_of(cp: &Checkpoint, t: &Tensor) -> u64 {
+    cp.files.get(t.file).map_or(0, |f| f.size)
+}
+
+/// `shape` with its last dimension doubled: bytes seen as two 4-bit values each.
+fn doubled(shape: &[u64]) -> Vec<u64> {
+    let mut s = shape.to_vec();
+    if let Some(last) = s.last_mut() {
+        *last = last.saturating_mul(2);
+    }
+    s
+}
+
+/// `t`'s bytes seen as `dtype` of `shape` (checked anew, so a size that does not fit is an error).
+fn view(t: &Tensor, dtype: Dtype, shape: Vec<u64>, file_len: u64) -> Result<Tensor, String> {
+    let data = t.data.as_ref().map_err(|l| l.to_string())?;
+    let r = data.range();
+    let extent = Extent::check(&dtype, &shape, r.start, r.len(), file_len).map_err(|l| format!("{}: {l}", t.name))?;
+    Ok(Tensor { dtype, shape, data: Ok(extent), ..t.clone() })
+}
+
+fn group(scales: Tensor, elems: u64) -> ScaleInput {
+    ScaleInput { tensor: scales, map: ScaleMap::Group { elems }, divide: false }
+}
+
+/// A scale for the whole weight, or one per leading slice (an expert of a stack).
+fn per_tensor(weight: &Tensor, scale: &Tensor, divide: bool) -> Result<ScaleInput, String> {
+    let (elems, n) = (weight.elems().unwrap_or(0), scale.elems().unwrap_or(0));
+    if n == 0 || elems % n != 0 {
+        return Err(format!("{} holds {n} scales for {elems} values", scale.name));
+    }
+    Ok(ScaleInput { tensor: scale.clone(), map: ScaleMap::Group { elems: elems / n }, divide })
+}
+
+/// `weight_block_size` of the config's `quantization_config`, as (rows, columns).
+fn block_size(cp: &Checkpoint) -> Option<(u64, u64)> {
+    let b = cp.config("config.json")?.get("quantization_config")?.get("weight_block_size")?.as_array()?;
+    Some((b.first()?.as_u64()?.max(1), b.get(1)?.as_u64()?.max(1)))
 }
 
 #[cfg(test)]

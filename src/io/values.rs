@@ -101,6 +101,7 @@ fn order_bytes(o: &Order) -> u64 {
 /// selected values of `t`, with the number of workers used. `progress(done, total)` is in bytes
 /// of the plan.
 pub async fn histogram(
+    cp: &Checkpoint,
     t: &Tensor,
     sources: &[Source],
     sel: &Selection,
@@ -109,8 +110,7 @@ pub async fn histogram(
     mut progress: impl FnMut(u64, u64) + 'static,
 ) -> Result<(HistogramSink, usize), ReadError> {
     let workers = Pool::get().map_or(1, |p| p.size());
-    let len = sources.get(t.file).map_or(0, Source::len);
-    let orders = histogram_orders(t, len, sel, scales, workers)?;
+    let orders = histogram_orders(cp, t, sel, scales, workers)?;
     let total: u64 = orders.iter().map(order_bytes).sum();
     progress(0, total);
     let (replies, workers) = run_orders(orders, sources, cancel, progress, None).await?;

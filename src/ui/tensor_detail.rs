@@ -12,6 +12,7 @@ use crate::engine::decode::codec_for;
 use crate::engine::histogram::Histogram;
 use crate::engine::plan::{Selection, DEFAULT_SAMPLE_BYTES};
 use crate::engine::shards::base_name;
+use crate::engine::st_quant::scaled_values;
 use crate::engine::view::{human_bytes, human_count};
 use crate::engine::viewer::{fmt_num, npy_file_name, parse_range, permalink, shape_text};
 use crate::io::values::{histogram, npy_blob};
@@ -100,18 +101,22 @@ pub fn TensorDetail() -> impl IntoView {
                 }
             },
         };
-        let what = match &sel {
+        let Some(cp) = state.cp.get_untracked() else { return };
+        let mut what = match &sel {
             Selection::Sample { .. } if DEFAULT_SAMPLE_BYTES < t.nbytes => {
                 format!("a sample of {} spread over the tensor", human_bytes(DEFAULT_SAMPLE_BYTES))
             }
             Selection::Elements { start, end } => format!("elements {start}:{end}"),
             _ => "the whole tensor".to_owned(),
         };
+        if let Some(Ok(s)) = cp.tensor_index(&t.name).and_then(|i| scaled_values(&cp, i)) {
+            what = format!("{what}, dequantized ({})", s.scheme);
+        }
         result.set(None);
         job.set(Some(("hist", 0, 1)));
         spawn_local(async move {
             let c2 = c.clone();
-            let r = histogram(&t, &src, &sel, true, &c, move |d, n| {
+            let r = histogram(&cp, &t, &src, &sel, true, &c, move |d, n| {
                 if !c2.is_cancelled() {
                     job.set(Some(("hist", d, n)))
                 }

@@ -17,6 +17,7 @@ mod hist;
 mod npy;
 mod open;
 mod runner;
+pub mod scaled;
 mod scan;
 mod sha256;
 pub mod wire;

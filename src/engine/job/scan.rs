@@ -49,6 +49,8 @@ pub enum ValuesError {
     /// The data cannot be located.
     Lost(Lost),
     Plan(PlanError),
+    /// A quantization scheme whose values are not decoded (why).
+    Scheme(String),
 }
 
 impl std::fmt::Display for ValuesError {
@@ -57,6 +59,7 @@ impl std::fmt::Display for ValuesError {
             ValuesError::Undecodable(d) => write!(f, "values of dtype {d} cannot be decoded"),
             ValuesError::Lost(l) => write!(f, "the tensor's data cannot be read: {l}"),
             ValuesError::Plan(e) => write!(f, "{e}"),
+            ValuesError::Scheme(why) => f.write_str(why),
         }
     }
 }

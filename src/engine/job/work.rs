@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::check::CheckOutcome;
 use super::compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, Values};
 use super::npy::{npy_job, NpyJob};
+use super::scaled::{scaled_job, ScaleInput, ScaleMap, ScaledJob};
 use super::scan::{scan_target, scan_targets, HistogramSink, NonFiniteSink, ScanOutcome, ValueScan, ValuesError};
 use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
@@ -22,6 +23,7 @@ use crate::model::{Checkpoint, Dtype, Extent, Tensor};
 use crate::plan::{Plan, Selection};
 use crate::range::ByteRange;
 use crate::safetensors::Dtype as StDtype;
+use crate::st_quant::scaled_values;
 use crate::step::FeedError;
 
 /// Pieces a histogram or scan order holds at most (a piece is at most 1 MiB): workers share even
@@ -90,6 +92,9 @@ pub enum Order {
     Npy { tensor: TensorRef },
     /// The value diff of two tensors (B's file indices after A's).
     Compare { a: TensorRef, b: TensorRef, values: Values, pairing: Pairing },
+    /// Pieces `pieces` of the histogram of `sel` over a weight dequantized with scales read
+    /// from other tensors (`divide`: the scale is a reciprocal).
+    Scaled { weight: TensorRef, inputs: Vec<(TensorRef, ScaleMap, bool)>, sel: Selection, pieces: Range<u64> },
 }
 
 impl Order {
@@ -155,6 +160,7 @@ impl Reply {
                 let (_, codec) = tensor.target(sel).ok()?;
                 Reply::Histogram(Box::new(HistogramSink::read(&codec, &mut r)?))
             }
+            Order::Scaled { .. } => Reply::Histogram(Box::new(HistogramSink::read(&f32_codec(), &mut r)?)),
             Order::Scan { units } => {
                 let n = r.u64()?;
                 if n != units.len() as u64 {
@@ -197,6 +203,7 @@ enum Running {
     Spans(Sha256Job),
     Npy(Box<NpyJob>),
     Compare(Box<CompareJob>),
+    Scaled(Box<ScaledJob<HistogramSink>>),
 }
 
 /// The job of `order`, or why its tensor cannot be read.
@@ -236,7 +243,21 @@ pub fn order_job(order: &Order) -> Result<OrderJob, ValuesError> {
             })?;
             Running::Compare(Box::new(job))
         }
+        Order::Scaled { weight, inputs, sel, pieces } => {
+            let weight = weight.tensor()?;
+            let mut ins = Vec::with_capacity(inputs.len());
+            for (t, map, divide) in inputs {
+                ins.push(ScaleInput { tensor: t.tensor()?, map: *map, divide: *divide });
+            }
+            let sink = HistogramSink::part(&f32_codec(), false);
+            Running::Scaled(Box::new(scaled_job(&weight, &ins, sel, sink, pieces.clone())?))
+        }
     }))
+}
+
+/// The codec dequantized values are binned as: plain `f32`, counted value by value.
+fn f32_codec() -> BlockCodec {
+    crate::decode::codec_for(&Dtype::Safetensors(StDtype::F32)).expect("F32 decodes")
 }
 
 impl OrderJob {
@@ -278,6 +299,10 @@ impl Job for OrderJob {
                 JobStep::Need(n) => JobStep::Need(n),
                 JobStep::Done(v) => JobStep::Done(Reply::Compare(v)),
             },
+            Running::Scaled(j) => match j.step() {
+                JobStep::Need(n) => JobStep::Need(n),
+                JobStep::Done(sink) => JobStep::Done(Reply::Histogram(Box::new(sink))),
+            },
         }
     }
 
@@ -288,6 +313,7 @@ impl Job for OrderJob {
             Running::Sha256(j) | Running::Spans(j) => j.feed(file, offset, bytes),
             Running::Npy(j) => j.feed(file, offset, bytes),
             Running::Compare(j) => j.feed(file, offset, bytes),
+            Running::Scaled(j) => j.feed(file, offset, bytes),
         }
     }
 
@@ -298,6 +324,7 @@ impl Job for OrderJob {
             Running::Sha256(j) | Running::Spans(j) => j.progress(),
             Running::Npy(j) => j.progress(),
             Running::Compare(j) => j.progress(),
+            Running::Scaled(j) => j.progress(),
         }
     }
 
@@ -308,6 +335,7 @@ impl Job for OrderJob {
             Running::Sha256(j) | Running::Spans(j) => j.read_ahead(),
             Running::Npy(j) => j.read_ahead(),
             Running::Compare(j) => j.read_ahead(),
+            Running::Scaled(j) => j.read_ahead(),
         }
     }
 }
@@ -373,14 +401,34 @@ pub fn piece_ranges(plan: &Plan, workers: usize) -> Vec<Range<u64>> {
 /// The orders of the histogram of `sel` over `t` (in a file of `file_len` bytes), for `workers`
 /// workers; with `scales`, the block scales' histogram too.
 pub fn histogram_orders(
+    cp: &Checkpoint,
     t: &Tensor,
-    file_len: u64,
     sel: &Selection,
     scales: bool,
     workers: usize,
 ) -> Result<Vec<Order>, ValuesError> {
+    let len = |t: &Tensor| cp.files.get(t.file).map_or(0, |f| f.size);
+    let refer = |t: &Tensor| TensorRef::of(t, len(t)).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()));
+    match cp.tensor_index(&t.name).and_then(|i| scaled_values(cp, i)) {
+        Some(Err(why)) => return Err(ValuesError::Scheme(why)),
+        Some(Ok(s)) => {
+            let (plan, _) = scan_target(&s.weight, sel)?;
+            let weight = refer(&s.weight)?;
+            let inputs: Vec<(TensorRef, ScaleMap, bool)> = s
+                .inputs
+                .iter()
+                .map(|i| Ok((refer(&i.tensor)?, i.map, i.divide)))
+                .collect::<Result<_, ValuesError>>()?;
+            // Checked here, where the error can be shown, not in a worker.
+            scaled_job(&s.weight, &s.inputs, sel, HistogramSink::default(), 0..0)?;
+            let order =
+                |pieces| Order::Scaled { weight: weight.clone(), inputs: inputs.clone(), sel: sel.clone(), pieces };
+            return Ok(piece_ranges(&plan, workers).into_iter().map(order).collect());
+        }
+        None => {}
+    }
     let (plan, _) = scan_target(t, sel)?;
-    let tensor = TensorRef::of(t, file_len).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
+    let tensor = refer(t)?;
     let order = |pieces| Order::Histogram { tensor: tensor.clone(), sel: sel.clone(), scales, pieces };
     Ok(piece_ranges(&plan, workers).into_iter().map(order).collect())
 }

@@ -1,0 +1,261 @@
+//! Values of weights whose scales live in other tensors (FP8 with block or channel scales,
+//! MXFP4 `_blocks` with `_scales`, NVFP4 with its per-block and per-tensor scales): each piece
+//! of the weight is read with the scale elements it needs, and the values reach the sink
+//! dequantized.
+
+use serde::{Deserialize, Serialize};
+
+use super::scan::{scan_target, Sink, ValuesError};
+use super::{Job, JobStep, Need, Progress};
+use crate::decode::{codec_for, BlockCodec};
+use crate::model::Tensor;
+use crate::plan::{Piece, Plan, Selection};
+use crate::range::ByteRange;
+use crate::step::FeedError;
+
+/// Values decoded at a time.
+const BATCH_ELEMS: usize = 1 << 14;
+
+/// Which scale element applies to weight element `e` (in storage order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ScaleMap {
+    /// One scale per `elems` consecutive elements (a group, a row, an expert, the tensor).
+    Group { elems: u64 },
+    /// Rows of `cols` elements, one scale per block of `rows` × `block_cols`, blocks row-major.
+    Blocks { cols: u64, rows: u64, block_cols: u64 },
+}
+
+impl ScaleMap {
+    fn index(self, e: u64) -> u64 {
+        match self {
+            ScaleMap::Group { elems } => e / elems.max(1),
+            ScaleMap::Blocks { cols, rows, block_cols } => {
+                let (r, c) = (e / cols.max(1), e % cols.max(1));
+                (r / rows.max(1)).saturating_mul(cols.div_ceil(block_cols.max(1))).saturating_add(c / block_cols.max(1))
+            }
+        }
+    }
+
+    /// The scale elements elements `first..end` use: `index(first)..=index(end − 1)`.
+    fn span(self, first: u64, end: u64) -> (u64, u64) {
+        if end <= first {
+            return (0, 0);
+        }
+        match self {
+            ScaleMap::Group { .. } => (self.index(first), self.index(end - 1) + 1),
+            // Whole block rows: a piece may wrap rows, so take every block of its rows.
+            ScaleMap::Blocks { cols, rows, block_cols } => {
+                let per_row = cols.div_ceil(block_cols.max(1));
+                let (r0, r1) = (first / cols.max(1) / rows.max(1), (end - 1) / cols.max(1) / rows.max(1));
+                (r0.saturating_mul(per_row), (r1 + 1).saturating_mul(per_row))
+            }
+        }
+    }
+
+    /// Scale elements a weight of `elems` elements needs.
+    pub fn needed(self, elems: u64) -> u64 {
+        self.span(0, elems).1
+    }
+}
+
+/// A tensor of scales and how they apply; `divide` for scales stored as reciprocals
+/// (compressed-tensors' global scale).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaleInput {
+    pub tensor: Tensor,
+    pub map: ScaleMap,
+    pub divide: bool,
+}
+
+/// One scale input while scanning: its codec, its data's start, and the piece's scales.
+struct Input {
+    spec: ScaleInput,
+    codec: BlockCodec,
+    start: u64,
+    /// The scale elements of the current piece, from `first`, as bytes then as values.
+    first: u64,
+    bytes: Vec<u8>,
+    want: u64,
+    values: Vec<f32>,
+}
+
+/// A scan of a weight's pieces, each with its scales, into a sink.
+pub struct ScaledJob<S> {
+    plan: Plan,
+    codec: BlockCodec,
+    inputs: Vec<Input>,
+    sink: S,
+    next: u64,
+    end: u64,
+    piece: Option<Piece>,
+    buf: Vec<u8>,
+    values: Vec<f32>,
+    done_bytes: u64,
+    total: u64,
+}
+
+/// The dequantized values of `sel` over `weight`, whose scales are `inputs`, into `sink`;
+/// pieces `pieces` of the plan only (all of them for `0..u64::MAX`).
+pub fn scaled_job<S: Sink>(
+    weight: &Tensor,
+    inputs: &[ScaleInput],
+    sel: &Selection,
+    sink: S,
+    pieces: std::ops::Range<u64>,
+) -> Result<ScaledJob<S>, ValuesError> {
+    let (plan, codec) = scan_target(weight, sel)?;
+    let elems = weight.elems().unwrap_or(0);
+    let mut ins = Vec::with_capacity(inputs.len());
+    for spec in inputs {
+        let codec = codec_for(&spec.tensor.dtype)
+            .filter(|c| c.block_elems == 1)
+            .ok_or_else(|| ValuesError::Undecodable(spec.tensor.dtype.name()))?;
+        let data = spec.tensor.data.as_ref().map_err(|l| ValuesError::Lost(*l))?;
+        if spec.map.needed(elems) > data.elems() {
+            return Err(ValuesError::Undecodable(format!(
+                "scales: {} holds {} scales, the weight needs {}",
+                spec.tensor.name,
+                data.elems(),
+                spec.map.needed(elems)
+            )));
+        }
+        let start = data.range().start;
+        ins.push(Input { spec: spec.clone(), codec, start, first: 0, bytes: Vec::new(), want: 0, values: Vec::new() });
+    }
+    let end = pieces.end.min(plan.pieces);
+    let start = pieces.start.min(end);
+    let total = plan.bytes_of(start..end);
+    Ok(ScaledJob {
+        plan,
+        codec,
+        inputs: ins,
+        sink,
+        next: start,
+        end,
+        piece: None,
+        buf: Vec::new(),
+        values: Vec::new(),
+        done_bytes: 0,
+        total,
+    })
+}
+
+impl<S: Sink> ScaledJob<S> {
+    /// The plan being read.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    fn begin(&mut self, piece: &Piece) {
+        for i in &mut self.inputs {
+            let (lo, hi) = i.spec.map.span(piece.first_elem, piece.first_elem + piece.keep);
+            i.first = lo;
+            i.want = hi - lo;
+            i.bytes.clear();
+        }
+    }
+
+    /// The next bytes the piece lacks: the weight's, then each scale input's.
+    fn lacking(&self, piece: &Piece) -> Option<Need> {
+        let have = piece.bytes.start + self.buf.len() as u64;
+        if have < piece.bytes.end {
+            return Some(Need { file: self.plan.file, range: ByteRange::new(have, piece.bytes.end) });
+        }
+        for i in &self.inputs {
+            let bb = i.codec.block_bytes as u64;
+            let start = i.start + i.first * bb + i.bytes.len() as u64;
+            let end = i.start + (i.first + i.want) * bb;
+            if start < end {
+                return Some(Need { file: i.spec.tensor.file, range: ByteRange::new(start, end) });
+            }
+        }
+        None
+    }
+
+    fn finish_piece(&mut self, piece: &Piece) {
+        for i in &mut self.inputs {
+            i.values.resize(i.want as usize, 0.0);
+            (i.codec.decode)(&i.bytes, &mut i.values);
+        }
+        let (be, bb) = (self.codec.block_elems, self.codec.block_bytes);
+        let (mut skip, mut keep) = (piece.skip as usize, piece.keep as usize);
+        let mut elem = piece.first_elem;
+        let batch = (BATCH_ELEMS / be).max(1) * bb;
+        for chunk in self.buf.chunks(batch) {
+            let n = chunk.len() / bb * be;
+            self.values.resize(n, 0.0);
+            (self.codec.decode)(chunk, &mut self.values);
+            let s = skip.min(n);
+            let k = keep.min(n - s);
+            let kept = &mut self.values[s..s + k];
+            for i in &self.inputs {
+                for (j, v) in kept.iter_mut().enumerate() {
+                    let at = (i.spec.map.index(elem + j as u64) - i.first) as usize;
+                    let scale = i.values.get(at).copied().unwrap_or(f32::NAN);
+                    *v = if i.spec.divide { *v / scale } else { *v * scale };
+                }
+            }
+            if k > 0 {
+                self.sink.values(elem, kept);
+            }
+            elem += k as u64;
+            skip -= s;
+            keep -= k;
+        }
+        self.sink.piece_done();
+    }
+}
+
+impl<S: Sink + Default> Job for ScaledJob<S> {
+    type Output = S;
+
+    fn step(&mut self) -> JobStep<S> {
+        loop {
+            let piece = match &self.piece {
+                Some(p) => p.clone(),
+                None => {
+                    let Some(p) = (self.next < self.end).then(|| self.plan.piece(self.next)).flatten() else {
+                        self.sink.finish();
+                        return JobStep::Done(std::mem::take(&mut self.sink));
+                    };
+                    self.begin(&p);
+                    self.piece = Some(p.clone());
+                    p
+                }
+            };
+            if let Some(need) = self.lacking(&piece) {
+                return JobStep::Need(need);
+            }
+            self.finish_piece(&piece);
+            self.done_bytes += piece.bytes.len();
+            self.buf.clear();
+            self.piece = None;
+            self.next += 1;
+        }
+    }
+
+    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        let Some(piece) = self.piece.clone() else { return Ok(()) };
+        let Some(need) = self.lacking(&piece) else { return Ok(()) };
+        if file != need.file || offset != need.range.start {
+            return Err(FeedError { expected: need.range.start, got: offset });
+        }
+        let take = usize::try_from(need.range.len()).map_or(bytes.len(), |r| r.min(bytes.len()));
+        let have = piece.bytes.start + self.buf.len() as u64;
+        if have < piece.bytes.end {
+            self.buf.extend_from_slice(&bytes[..take]);
+        } else if let Some(i) = self.inputs.iter_mut().find(|i| {
+            let start = i.start + i.first * i.codec.block_bytes as u64 + i.bytes.len() as u64;
+            i.spec.tensor.file == file
+                && start == offset
+                && (i.bytes.len() as u64) < i.want * i.codec.block_bytes as u64
+        }) {
+            i.bytes.extend_from_slice(&bytes[..take]);
+        }
+        Ok(())
+    }
+
+    fn progress(&self) -> Progress {
+        Progress { done: self.done_bytes + self.buf.len() as u64, total: self.total }
+    }
+}
