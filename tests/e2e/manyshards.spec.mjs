@@ -62,6 +62,21 @@ test('500 remote shards open six at a time, one request each, fetching only thei
   assert.ok(bytes >= headerBytes + indexBytes, `${bytes} transferred, headers and index ${headerBytes + indexBytes}`);
   assert.ok(bytes <= 1.35 * headerBytes + indexBytes + 4096, `over-read bounded: ${bytes} for ${headerBytes} of headers`);
   const requests = files.requests.length;
+  // On the server's clock: from the index's arrival to the last response, and the idle gaps
+  // (no request in flight) between them, which are the page's own time.
+  const byTime = [...files.requests].sort((a, b) => a.at - b.at);
+  const span = Math.max(...byTime.map((r) => r.sent)) - byTime[0].at;
+  let idle = 0;
+  let busyUntil = byTime[0].at;
+  for (const r of byTime) {
+    if (r.at > busyUntil) idle += r.at - busyUntil;
+    busyUntil = Math.max(busyUntil, r.sent);
+  }
+  const held = byTime.reduce((s, r) => s + (r.sent - r.at), 0);
+  console.log(
+    `# on the server: ${span} ms from the index to the last response, ${idle} ms with nothing in flight, ` +
+      `${(held / span).toFixed(1)} requests in flight on average`,
+  );
   console.log(
     `# ${SHARDS} shards + index over 50 ms/response: ${ms} ms (${(ms / 50).toFixed(0)} round trips of 50 ms; ` +
       `ideal ${Math.ceil(SHARDS / 6)}), ${requests} requests, ${bytes} B transferred (headers ${headerBytes} B + index ${indexBytes} B)`,

@@ -107,7 +107,7 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', range = 
     load.max = Math.max(load.max, load.inFlight);
     res.on('close', () => (load.inFlight -= 1));
     const url = new URL(req.url, 'http://localhost');
-    const entry = { method: req.method, path: url.pathname, range: req.headers.range ?? null, status: 0 };
+    const entry = { method: req.method, path: url.pathname, range: req.headers.range ?? null, status: 0, at: Date.now(), sent: 0 };
     requests.push(entry);
     const finish = (status, headers, body) => {
       if (delay > 0) return void setTimeout(() => send(status, headers, body), delay);
@@ -115,6 +115,7 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', range = 
     };
     const send = (status, headers, body) => {
       entry.status = status;
+      entry.sent = Date.now();
       if (log) console.log(`${req.method} ${url.pathname}${entry.range ? ` [${entry.range}]` : ''} -> ${status}`);
       res.writeHead(status, headers);
       if (body === undefined || req.method === 'HEAD') res.end();
