@@ -75,6 +75,7 @@ fn inspect_json_follows_the_contract() {
                 "layers",
                 "kv_layers",
                 "weights_bytes",
+                "projector_bytes",
                 "kv_cache",
                 "state_bytes",
                 "unknown"

@@ -171,6 +171,9 @@ fn estimate(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
     let head = [about.join(", "), facts.join(", ")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>();
     writeln!(out, "\nmemory to run ({}; one sequence, compute buffers not counted)", head.join("; "))?;
     writeln!(out, "  weights {}", human_bytes(e.weights_bytes))?;
+    if e.projector_bytes > 0 {
+        writeln!(out, "  projector {}", human_bytes(e.projector_bytes))?;
+    }
     let mut contexts: Vec<u64> = e.kv_cache.iter().map(|k| k.context).collect();
     contexts.sort_unstable();
     contexts.dedup();

@@ -193,13 +193,14 @@ struct KvJson {
 impl Serialize for EstimateJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.0;
-        let mut m = s.serialize_map(Some(10))?;
+        let mut m = s.serialize_map(Some(11))?;
         m.serialize_entry("source", &e.source.map(|s| s.name()))?;
         m.serialize_entry("architecture", &e.architecture)?;
         m.serialize_entry("context_length", &e.context)?;
         m.serialize_entry("layers", &e.layers)?;
         m.serialize_entry("kv_layers", &e.kv_layers)?;
         m.serialize_entry("weights_bytes", &e.weights_bytes)?;
+        m.serialize_entry("projector_bytes", &e.projector_bytes)?;
         let kv = e.kv_cache.iter().map(|k| KvJson {
             context: k.context,
             cache: k.cache.name(),

@@ -70,6 +70,10 @@ pub fn EstimateView(cp: std::sync::Arc<Checkpoint>) -> impl IntoView {
             <dl class="facts">
                 <dt>"Weights"</dt>
                 <dd data-testid="estimate-weights" title=e.weights_bytes.to_string()>{human_bytes(e.weights_bytes)}</dd>
+                {(e.projector_bytes > 0).then(|| view! {
+                    <dt>"Projector"</dt>
+                    <dd data-testid="estimate-projector" title=e.projector_bytes.to_string()>{human_bytes(e.projector_bytes)}</dd>
+                })}
                 {(e.state_bytes > 0).then(|| view! {
                     <dt>"Recurrent state"</dt>
                     <dd data-testid="estimate-state" title=e.state_bytes.to_string()>{human_bytes(e.state_bytes)}</dd>

@@ -79,6 +79,15 @@ pub fn from_gguf(cp: &Checkpoint) -> Option<Facts> {
         Some(MetaValue::Gguf(Value::String(s))) => s.as_str(),
         _ => return None,
     };
+    // A projector opened with its language model: the model's keys are the ones that count.
+    let arch = match arch {
+        "clip" => cp
+            .metadata
+            .iter()
+            .find_map(|(k, _)| k.strip_suffix(".block_count").filter(|a| *a != "clip" && !a.contains('.')))
+            .unwrap_or(arch),
+        a => a,
+    };
     let k = Keys { cp, arch };
     let mut facts = Facts::new(Source::Gguf, Some(arch.to_owned()));
     facts.context = k.u("context_length");

@@ -79,8 +79,10 @@ pub struct Estimate {
     /// Layers, and of them those that cache keys and values.
     pub layers: u64,
     pub kv_layers: u64,
-    /// Every tensor's bytes (all experts of a mixture are resident).
+    /// Every tensor's bytes (all experts of a mixture are resident), but a projector's.
     pub weights_bytes: u64,
+    /// The bytes of a multimodal projector opened with the model (llama.cpp's `mmproj` GGUF).
+    pub projector_bytes: u64,
     pub kv_cache: Vec<KvCache>,
     /// Recurrent state of one sequence (0 when the model has none).
     pub state_bytes: u64,
@@ -91,7 +93,10 @@ pub struct Estimate {
 impl Estimate {
     /// Weights, cache and state together, for one cache entry.
     pub fn total(&self, kv: &KvCache) -> u64 {
-        self.weights_bytes.saturating_add(kv.bytes).saturating_add(self.state_bytes)
+        self.weights_bytes
+            .saturating_add(self.projector_bytes)
+            .saturating_add(kv.bytes)
+            .saturating_add(self.state_bytes)
     }
 }
 
@@ -163,9 +168,28 @@ pub fn kv_bytes(facts: &Facts, ctx: u64, cache: CacheType) -> Option<u64> {
     Some(total)
 }
 
+/// Which of `cp`'s files are multimodal projectors: GGUFs whose every tensor is named as
+/// llama.cpp's projectors name theirs (`v.*` vision, `a.*` audio, `mm.*` the projection).
+pub fn projector_files(cp: &Checkpoint) -> Vec<bool> {
+    let mut all = vec![cp.format == Format::Gguf; cp.files.len()];
+    let mut any = vec![false; cp.files.len()];
+    for t in &cp.tensors {
+        let Some(f) = all.get_mut(t.file) else { continue };
+        *f &= ["v.", "a.", "mm."].iter().any(|p| t.name.starts_with(p));
+        any[t.file] = true;
+    }
+    all.iter().zip(any).map(|(a, b)| *a && b).collect()
+}
+
 /// The estimate for `cp`.
 pub fn estimate(cp: &Checkpoint) -> Estimate {
-    let weights_bytes = cp.tensors.iter().fold(0u64, |s, t| s.saturating_add(t.nbytes));
+    let projector = projector_files(cp);
+    let (mut weights_bytes, mut projector_bytes) = (0u64, 0u64);
+    for t in &cp.tensors {
+        let sum =
+            if projector.get(t.file).copied().unwrap_or(false) { &mut projector_bytes } else { &mut weights_bytes };
+        *sum = sum.saturating_add(t.nbytes);
+    }
     let Some(facts) = facts(cp) else {
         return Estimate {
             source: None,
@@ -174,6 +198,7 @@ pub fn estimate(cp: &Checkpoint) -> Estimate {
             layers: 0,
             kv_layers: 0,
             weights_bytes,
+            projector_bytes,
             kv_cache: Vec::new(),
             state_bytes: 0,
             unknown: vec!["no architecture metadata or config.json: the KV cache is not estimated".into()],
@@ -206,6 +231,7 @@ pub fn estimate(cp: &Checkpoint) -> Estimate {
         layers: facts.layers.len() as u64,
         kv_layers: facts.layers.iter().filter(|l| l.kv_heads > 0).count() as u64,
         weights_bytes,
+        projector_bytes,
         kv_cache,
         state_bytes,
         unknown,

@@ -332,3 +332,30 @@ fn hostile_counts_neither_panic_nor_allocate() {
     let config = json!({"num_hidden_layers": 1e30, "hidden_size": -1});
     assert_eq!(from_config(&config), None);
 }
+
+#[test]
+fn a_projector_opened_with_its_model_is_counted_beside_the_weights() {
+    use crate::model::{Dtype, FileInfo, Lost, Tensor};
+    use Value::U32;
+    let mut cp = llama3_8b();
+    // The projector's file sorts first, so its `general.architecture` ("clip") is the one kept.
+    cp.metadata[0].1 = MetaValue::Gguf(Value::String("clip".into()));
+    cp.metadata.push(("clip.vision.block_count".into(), MetaValue::Gguf(U32(24))));
+    cp.files = vec![FileInfo::new("mmproj-model-f16.gguf", 1000), FileInfo::new("model-Q4_K_M.gguf", 5000)];
+    let t = |name: &str, file: usize, nbytes: u64| Tensor {
+        name: name.into(),
+        dtype: Dtype::Ggml(crate::gguf::GgmlType(0)),
+        shape: vec![nbytes / 4],
+        file,
+        offset: None,
+        nbytes,
+        data: Err(Lost::NoSize),
+    };
+    cp.tensors = vec![t("v.blk.0.attn_q.weight", 0, 400), t("mm.0.weight", 0, 200), t("blk.0.attn_q.weight", 1, 4000)];
+    let e = estimate(&cp);
+    assert_eq!((e.weights_bytes, e.projector_bytes), (4000, 600));
+    assert_eq!(e.architecture.as_deref(), Some("llama"), "the language model's keys size the cache");
+    let kv = e.kv_cache.iter().find(|k| k.context == 8192 && k.cache == CacheType::F16).unwrap();
+    assert_eq!(kv.bytes, GIB);
+    assert_eq!(e.total(kv), 4600 + GIB);
+}
