@@ -392,3 +392,42 @@ fn long_metadata_arrays_are_compared_by_their_bytes() {
     assert_eq!(j["metadata"][0]["key"], "tokenizer.ggml.tokens");
     assert_eq!(j["metadata"][0]["status"], "changed");
 }
+
+/// The Compare tab's table sorts by any column, both ways; tensors without compared values stay
+/// last when sorting by a value.
+#[test]
+fn the_pairs_sort_by_any_column() {
+    use tensorscope::engine::diff::{diff as engine_diff, sorted, SortBy};
+    use tensorscope::engine::job::ValueDiff;
+    let dir = fixtures().join("diff");
+    let (a, _) = tensorscope::cli::open_paths(&[dir.join("base.safetensors")]).unwrap();
+    let (b, _) = tensorscope::cli::open_paths(&[dir.join("tuned.safetensors")]).unwrap();
+    let mut d = engine_diff(&a, &b);
+    let name = |p: &tensorscope::engine::diff::TensorPair| {
+        p.a.map(|i| a.tensors[i].name.clone()).or_else(|| p.b.map(|i| b.tensors[i].name.clone())).unwrap()
+    };
+    // Values for three pairs only.
+    for (i, nmse) in [(1, 0.5), (3, 0.1), (5, 0.9)] {
+        let v = ValueDiff { compared: 8, nmse, cosine: 1.0 - nmse, max_abs: nmse * 2.0, identical: false };
+        d.tensors[i].values = Some(v);
+    }
+    let names = |by, desc| sorted(&d, &a, &b, by, desc, false).into_iter().map(name).collect::<Vec<_>>();
+    let file: Vec<String> = d.tensors.iter().map(name).collect();
+    assert_eq!(names(SortBy::File, false), file);
+    assert_eq!(names(SortBy::File, true), file.iter().rev().cloned().collect::<Vec<_>>());
+    let worst = names(SortBy::Nmse, true);
+    assert_eq!(worst[..3], [file[5].clone(), file[1].clone(), file[3].clone()]);
+    let best_cosine = names(SortBy::Cosine, true);
+    assert_eq!(best_cosine[..3], [file[3].clone(), file[1].clone(), file[5].clone()]);
+    assert_eq!(
+        names(SortBy::Nmse, false)[3..],
+        file.iter().enumerate().filter(|(i, _)| ![1, 3, 5].contains(i)).map(|(_, n)| n.clone()).collect::<Vec<_>>(),
+        "uncompared last, in file order"
+    );
+    let mut by_name = file.clone();
+    by_name.sort();
+    assert_eq!(names(SortBy::Name, false), by_name);
+    // Changed only (headers only: v_proj's change shows once values are compared), by status.
+    let changed = sorted(&d, &a, &b, SortBy::Status, true, true);
+    assert_eq!(changed.iter().map(|p| p.status.name()).collect::<Vec<_>>(), ["only_b", "only_a"]);
+}

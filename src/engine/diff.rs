@@ -283,3 +283,58 @@ pub fn by_layer(d: &Diff, a: &Checkpoint, b: &Checkpoint) -> Vec<LayerRow> {
     }
     rows.into_values().collect()
 }
+
+/// A column the table of tensor pairs sorts by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortBy {
+    /// A's order, then the tensors only B has.
+    File,
+    Name,
+    Status,
+    Nmse,
+    Cosine,
+    MaxAbs,
+    /// A's bytes (B's for tensors only B has).
+    Bytes,
+}
+
+/// `d`'s tensor pairs (the changed ones only, with `changed_only`) sorted by `by`, ascending or
+/// `descending`; ties keep file order, and pairs whose values were not compared come last
+/// whatever the direction when sorting by a value column.
+pub fn sorted<'d>(
+    d: &'d Diff,
+    a: &Checkpoint,
+    b: &Checkpoint,
+    by: SortBy,
+    descending: bool,
+    changed_only: bool,
+) -> Vec<&'d TensorPair> {
+    let mut rows: Vec<&TensorPair> = d.tensors.iter().filter(|p| !changed_only || p.status != Status::Same).collect();
+    let tensor = |p: &TensorPair| p.a.map(|i| &a.tensors[i]).or_else(|| p.b.map(|i| &b.tensors[i]));
+    let value = |p: &TensorPair| -> Option<f64> {
+        let v = p.values.as_ref()?;
+        Some(match by {
+            SortBy::Nmse => v.nmse,
+            SortBy::Cosine => v.cosine,
+            _ => v.max_abs,
+        })
+    };
+    let flip = |o: std::cmp::Ordering| if descending { o.reverse() } else { o };
+    match by {
+        SortBy::File => {
+            if descending {
+                rows.reverse();
+            }
+        }
+        SortBy::Name => rows.sort_by(|x, y| flip(tensor(x).map(|t| &t.name).cmp(&tensor(y).map(|t| &t.name)))),
+        SortBy::Status => rows.sort_by(|x, y| flip(x.status.name().cmp(y.status.name()))),
+        SortBy::Bytes => rows.sort_by(|x, y| flip(tensor(x).map(|t| t.nbytes).cmp(&tensor(y).map(|t| t.nbytes)))),
+        SortBy::Nmse | SortBy::Cosine | SortBy::MaxAbs => rows.sort_by(|x, y| match (value(x), value(y)) {
+            (Some(p), Some(q)) => flip(p.total_cmp(&q)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }),
+    }
+    rows
+}

@@ -9,7 +9,7 @@ use leptos::task::spawn_local;
 
 use super::state::AppState;
 use super::ProgressBar;
-use crate::engine::diff::{by_layer, diff, totals, Diff, Status};
+use crate::engine::diff::{by_layer, diff, sorted, totals, Diff, SortBy};
 use crate::engine::diff_report::DiffReport;
 use crate::engine::job::Values;
 use crate::engine::model::Tensor;
@@ -32,7 +32,8 @@ pub fn DiffPanel() -> impl IntoView {
     let state = AppState::get();
     let url_text = RwSignal::new(String::new());
     let changed_only = RwSignal::new(true);
-    let worst_first = RwSignal::new(false);
+    // The table's sort: a column and whether it runs high to low.
+    let sort = RwSignal::new((SortBy::File, false));
     let compared: RwSignal<Option<Arc<Compared>>> = RwSignal::new(None);
     let job: RwSignal<Option<(u64, u64)>> = RwSignal::new(None);
     let cancel = StoredValue::new_local(Cancel::new());
@@ -145,12 +146,8 @@ pub fn DiffPanel() -> impl IntoView {
         let (a, b, d) = (state.cp.get()?, state.vs.get()?, current()?);
         let workers = compared.get().map_or(String::new(), |c| c.workers.to_string());
         let [same, changed, only_a, only_b] = d.counts();
-        let mut shown: Vec<_> = d.tensors.iter().filter(|p| !changed_only.get() || p.status != Status::Same).collect();
-        if worst_first.get() {
-            // Highest NMSE first; pairs without values last, in A's order.
-            let key = |p: &&crate::engine::diff::TensorPair| p.values.as_ref().map_or(f64::NEG_INFINITY, |v| v.nmse);
-            shown.sort_by(|x, y| key(y).total_cmp(&key(x)));
-        }
+        let (by, descending) = sort.get();
+        let mut shown = sorted(&d, &a, &b, by, descending, changed_only.get());
         shown.truncate(MAX_ROWS + 1);
         let sides = totals(&a, &b)
             .into_iter()
@@ -174,6 +171,20 @@ pub fn DiffPanel() -> impl IntoView {
             })
             .collect_view();
         let more = shown.len() > MAX_ROWS;
+        // A header sorts by its column; again, the other way.
+        let head = move |label: &'static str, col: SortBy| {
+            let mark = match sort.get() {
+                (c, false) if c == col => " ▲",
+                (c, true) if c == col => " ▼",
+                _ => "",
+            };
+            let testid = format!("diff-sort-{}", label.split_whitespace().next().unwrap_or(label).to_lowercase());
+            view! {
+                <th><button class="link" data-testid=testid on:click=move |_| sort.update(|s| {
+                    *s = if s.0 == col { (col, !s.1) } else { (col, matches!(col, SortBy::Nmse | SortBy::MaxAbs)) }
+                })>{label}{mark}</button></th>
+            }
+        };
         let side = |t: Option<&Tensor>| t.map_or("—".to_owned(), |t| format!("{} {:?}", t.dtype.name(), t.shape));
         let num = |v: Option<f64>, digits: usize| v.map_or(String::new(), |x| format!("{x:.digits$e}"));
         let rows = shown
@@ -249,7 +260,8 @@ pub fn DiffPanel() -> impl IntoView {
                 <tbody>{sides}</tbody>
             </table>
             <table class="diff">
-                <thead><tr><th>"Tensor"</th><th>"Status"</th><th>"A"</th><th>"B"</th><th>"NMSE"</th><th>"Cosine"</th><th>"max |a−b|"</th></tr></thead>
+                <thead><tr>{head("Tensor", SortBy::Name)}{head("Status", SortBy::Status)}{head("A", SortBy::Bytes)}<th>"B"</th>
+                    {head("NMSE", SortBy::Nmse)}{head("Cosine", SortBy::Cosine)}{head("max |a−b|", SortBy::MaxAbs)}</tr></thead>
                 <tbody>{rows}</tbody>
             </table>
             {more.then(|| view! { <p class="muted">{format!("Showing the first {MAX_ROWS}; the export holds every tensor.")}</p> })}
@@ -282,8 +294,8 @@ pub fn DiffPanel() -> impl IntoView {
                     <button data-testid="diff-values-all" on:click=move |_| run(Values::All)>"Compare all values"</button>
                     <label><input type="checkbox" data-testid="diff-changed-only" prop:checked=move || changed_only.get()
                         on:change=move |ev| changed_only.set(event_target_checked(&ev)) />" changed only"</label>
-                    <label><input type="checkbox" data-testid="diff-worst-first" prop:checked=move || worst_first.get()
-                        on:change=move |ev| worst_first.set(event_target_checked(&ev)) />" worst NMSE first"</label>
+                    <label><input type="checkbox" data-testid="diff-worst-first" prop:checked=move || sort.get() == (SortBy::Nmse, true)
+                        on:change=move |ev| sort.set(if event_target_checked(&ev) { (SortBy::Nmse, true) } else { (SortBy::File, false) }) />" worst NMSE first"</label>
                     <button data-testid="diff-export" on:click=export>"Export diff"</button>
                 </div>
                 {move || job.get().map(|(d, n)| view! {

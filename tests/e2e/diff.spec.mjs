@@ -40,6 +40,17 @@ test('a GGUF against the safetensors it came from: matched by name, values on th
   const rows = page.locator('[data-testid=diff-row]');
   assert.equal(await rows.nth(0).getAttribute('data-name'), 'model.layers.0.mlp.gate_proj.weight');
   assert.equal(await rows.nth(1).getAttribute('data-name'), 'model.layers.0.mlp.down_proj.weight');
+  // Any column sorts, and a second click reverses: lowest cosine first, then highest.
+  const names = () => rows.evaluateAll((els) => els.map((e) => e.dataset.name));
+  await page.locator('[data-testid=diff-sort-tensor]').click();
+  const byName = await names();
+  assert.deepEqual(byName, [...byName].sort());
+  await page.locator('[data-testid=diff-sort-cosine]').click();
+  assert.equal((await names())[0], 'model.layers.0.mlp.gate_proj.weight', 'lowest cosine first');
+  await page.locator('[data-testid=diff-sort-cosine]').click();
+  const top = rows.first().locator('[data-testid=diff-cosine]');
+  assert.equal(await top.textContent(), '1.000000', 'then the highest');
+  assert.equal(await page.locator('[data-testid=diff-worst-first]').isChecked(), false);
   // Layers side by side, and a bar per layer in the worst-NMSE chart.
   assert.equal(await page.locator('[data-testid=layer-bar]').count(), 2);
   const layer0 = await page.locator('[data-testid=diff-layer][data-layer="0"] td').allTextContents();
