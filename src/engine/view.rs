@@ -87,6 +87,83 @@ pub fn filter(cp: &Checkpoint, order: &[usize], pattern: &str) -> Vec<usize> {
     order.iter().copied().filter(|&i| matches(pattern, &cp.tensors[i].name)).collect()
 }
 
+/// Every tensor name lowercased (ASCII) into one buffer, for a case-insensitive substring
+/// search of all names in one SIMD pass instead of a search per name.
+#[derive(Clone, Debug, Default)]
+pub struct NameIndex {
+    text: Vec<u8>,
+    /// Where each name starts in `text`, and the end.
+    starts: Vec<usize>,
+}
+
+/// Separates names in [`NameIndex::text`]; a pattern holding it is searched name by name.
+const SEPARATOR: u8 = 0;
+
+impl NameIndex {
+    /// The index of `cp`'s names.
+    pub fn new(cp: &Checkpoint) -> Self {
+        let len = cp.tensors.iter().map(|t| t.name.len() + 1).sum();
+        let mut text = Vec::with_capacity(len);
+        let mut starts = Vec::with_capacity(cp.tensors.len() + 1);
+        for t in &cp.tensors {
+            starts.push(text.len());
+            text.extend(t.name.bytes().map(|b| b.to_ascii_lowercase()));
+            text.push(SEPARATOR);
+        }
+        starts.push(text.len());
+        NameIndex { text, starts }
+    }
+
+    /// Whether each tensor's name contains `pattern` (ASCII case ignored), or `None` when the
+    /// pattern is one this index does not answer (globs, non-ASCII, the separator).
+    pub fn contains(&self, pattern: &str) -> Option<Vec<bool>> {
+        if pattern.contains(['*', '?']) || !pattern.is_ascii() || pattern.as_bytes().contains(&SEPARATOR) {
+            return None;
+        }
+        let n = self.starts.len().saturating_sub(1);
+        if pattern.is_empty() {
+            return Some(vec![true; n]);
+        }
+        let needle = pattern.to_ascii_lowercase();
+        let mut hit = vec![false; n];
+        let mut name = 0;
+        let mut from = 0;
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        while let Some(at) = finder.find(&self.text[from..]) {
+            let at = from + at;
+            // The name holding `at` (matches come in order), then on past its end.
+            while self.starts[name + 1] <= at {
+                name += 1;
+            }
+            hit[name] = true;
+            from = self.starts[name + 1];
+        }
+        Some(hit)
+    }
+}
+
+/// Rows of a narrowed search below this are filtered one by one; above it, the index scans
+/// every name at once.
+pub const NARROW_ROWS: usize = 50_000;
+
+/// The rows of `order` matching `pattern`: from `narrowed` (the rows of a search this one
+/// narrows) name by name when they are few, else through `index`.
+pub fn search(
+    cp: &Checkpoint,
+    index: &NameIndex,
+    order: &[usize],
+    narrowed: Option<&[usize]>,
+    pattern: &str,
+) -> Vec<usize> {
+    if let Some(rows) = narrowed.filter(|r| r.len() < NARROW_ROWS) {
+        return filter(cp, rows, pattern);
+    }
+    match index.contains(pattern) {
+        Some(hit) => order.iter().copied().filter(|&i| hit.get(i).copied().unwrap_or(false)).collect(),
+        None => filter(cp, narrowed.unwrap_or(order), pattern),
+    }
+}
+
 /// Whether every name matching `new` also matches `old`, so the rows of `old` can be filtered
 /// instead of all rows (typing narrows a search: each keystroke then costs the matches so far).
 pub fn narrows(old: &str, new: &str) -> bool {
@@ -211,6 +288,47 @@ fn human(mut v: f64, units: &[&str]) -> String {
         format!("{v:.0}{sep}{}", units[0])
     } else {
         format!("{v:.2}{sep}{}", units[u])
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+    use crate::model::{Dtype, Format, Lost, Tensor};
+
+    fn checkpoint(names: &[&str]) -> Checkpoint {
+        let t = |name: &str| Tensor {
+            name: name.into(),
+            dtype: Dtype::Unknown("x".into()),
+            shape: vec![1],
+            file: 0,
+            offset: None,
+            nbytes: 0,
+            data: Err(Lost::NoSize),
+        };
+        Checkpoint { tensors: names.iter().map(|n| t(n)).collect(), ..Checkpoint::empty(Format::Safetensors) }
+    }
+
+    #[test]
+    fn the_index_answers_as_the_name_by_name_search() {
+        let names = ["model.Layers.0.Q_PROJ.weight", "ab", "cd", "abcd", "", "x\0y", "lm_head.weight", "ÄÖ.weight"];
+        let cp = checkpoint(&names);
+        let index = NameIndex::new(&cp);
+        let order: Vec<usize> = (0..names.len()).collect();
+        for p in
+            ["", "a", "AB", "bc", "cd", "layers.0.q", "WEIGHT", "d", "abcd", "abcde", "x", "ö", "*.weight", "a?", "\0"]
+        {
+            let want = filter(&cp, &order, p);
+            assert_eq!(search(&cp, &index, &order, None, p), want, "{p:?}");
+            // Through the narrowing path too.
+            assert_eq!(search(&cp, &index, &order, Some(&order), p), want, "{p:?}");
+        }
+        // A pattern spanning two names does not match either.
+        assert_eq!(index.contains("bc").unwrap(), [false, false, false, true, false, false, false, false]);
+        assert_eq!(index.contains("*"), None, "globs go name by name");
+        // In a sorted order, the order is kept.
+        let rev: Vec<usize> = order.iter().rev().copied().collect();
+        assert_eq!(search(&cp, &index, &rev, None, "weight"), [7, 6, 0]);
     }
 }
 

@@ -10,7 +10,9 @@ use super::search_box::SearchBox;
 use super::state::{AppState, Shared};
 use super::CopyButton;
 use crate::engine::shards::base_name;
-use crate::engine::view::{filter, group_by_layer, human_bytes, human_count, narrows, sorted, Column, Group};
+use crate::engine::view::{
+    group_by_layer, human_bytes, human_count, narrows, search, sorted, Column, Group, NameIndex,
+};
 
 /// A search and what it found: the pattern, the order it filtered, the rows kept.
 type LastSearch = (String, Shared<Vec<usize>>, Shared<Vec<usize>>);
@@ -51,15 +53,27 @@ pub fn TensorTable() -> impl IntoView {
     });
     // The last search: typing that narrows it filters its rows, not all of them.
     let last: StoredValue<Option<LastSearch>> = StoredValue::new(None);
+    // Every name lowercased in one buffer, built on the first search of a checkpoint.
+    let index = Memo::new(move |_| state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| NameIndex::new(cp))))));
     let filtered = Memo::new(move |_| {
         let q = query.get().trim().to_owned();
         let order = order.get();
+        if q.is_empty() {
+            last.set_value(Some((q, order.clone(), order.clone())));
+            return order;
+        }
         let from = last.with_value(|l| match l {
-            Some((lq, lorder, lrows)) if *lorder == order && narrows(lq, &q) => lrows.clone(),
-            _ => order.clone(),
+            Some((lq, lorder, lrows)) if *lorder == order && narrows(lq, &q) => Some(lrows.clone()),
+            _ => None,
         });
-        let rows =
-            state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| filter(cp, &from, &q)).unwrap_or_default())));
+        let index = index.get();
+        let rows = state.cp.with(|cp| {
+            let found = match (cp.as_ref(), index.as_ref()) {
+                (Some(cp), Some(ix)) => search(cp, ix, &order, from.as_ref().map(|f| f.as_slice()), &q),
+                _ => Vec::new(),
+            };
+            Shared(Arc::new(found))
+        });
         last.set_value(Some((q, order, rows.clone())));
         rows
     });
