@@ -431,3 +431,25 @@ fn the_pairs_sort_by_any_column() {
     let changed = sorted(&d, &a, &b, SortBy::Status, true, true);
     assert_eq!(changed.iter().map(|p| p.status.name()).collect::<Vec<_>>(), ["only_b", "only_a"]);
 }
+
+/// An order to compare two tensors that do not pair up says so, not that a dtype is undecodable.
+#[test]
+fn a_compare_order_of_mismatched_shapes_names_the_shapes() {
+    use tensorscope::engine::job::work::{order_job, Order, TensorRef};
+    use tensorscope::engine::job::{Pairing, Values, ValuesError};
+    let dir = fixtures().join("diff");
+    let (a, _) = tensorscope::cli::open_paths(&[dir.join("base.safetensors")]).unwrap();
+    let len = a.files[0].size;
+    let r = |name: &str| TensorRef::of(a.tensor(name).unwrap(), len).unwrap();
+    let order = Order::Compare {
+        a: r("model.embed_tokens.weight"),
+        b: r("model.layers.0.self_attn.q_proj.weight"),
+        values: Values::All,
+        pairing: Pairing::Same,
+    };
+    match order_job(&order) {
+        Err(ValuesError::Shapes(why)) => assert!(why.contains("64") && why.contains("32"), "{why}"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("mismatched shapes were compared"),
+    }
+}

@@ -51,6 +51,8 @@ pub enum ValuesError {
     Plan(PlanError),
     /// A quantization scheme whose values are not decoded (why).
     Scheme(String),
+    /// Two tensors compared element for element do not pair up (why).
+    Shapes(String),
 }
 
 impl std::fmt::Display for ValuesError {
@@ -59,7 +61,7 @@ impl std::fmt::Display for ValuesError {
             ValuesError::Undecodable(d) => write!(f, "values of dtype {d} cannot be decoded"),
             ValuesError::Lost(l) => write!(f, "the tensor's data cannot be read: {l}"),
             ValuesError::Plan(e) => write!(f, "{e}"),
-            ValuesError::Scheme(why) => f.write_str(why),
+            ValuesError::Scheme(why) | ValuesError::Shapes(why) => f.write_str(why),
         }
     }
 }

@@ -239,7 +239,7 @@ pub fn order_job(order: &Order) -> Result<OrderJob, ValuesError> {
             let (ta, tb) = (a.tensor()?, b.tensor()?);
             let job = compare_job(&ta, &tb, 0, *values, *pairing).map_err(|e| match e {
                 CompareError::Values(v) => v,
-                CompareError::Shapes(..) => ValuesError::Undecodable(format!("{e}")),
+                CompareError::Shapes(..) => ValuesError::Shapes(e.to_string()),
             })?;
             Running::Compare(Box::new(job))
         }
