@@ -52,6 +52,13 @@ fn the_estimate_comes_from_the_config_next_to_the_weights() {
     assert_eq!(f16_8k["total_bytes"].as_u64(), Some(weights + (1 << 30)));
     assert_eq!(kv.len(), 9, "4096, 8192 and 32768, each in f16, q8_0 and q4_0");
     assert!(!r["findings"].as_array().unwrap().iter().any(|f| f["message"].as_str().unwrap().contains("config.json")));
+    // A context of the user's choosing is estimated too, besides the defaults.
+    let (_, out, _) = run(&["inspect", &dir.to_string_lossy(), "--json", "--context", "128K"]);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let at: Vec<&Json> =
+        r["estimate"]["kv_cache"].as_array().unwrap().iter().filter(|k| k["context"] == 131072).collect();
+    assert_eq!(at.len(), 3);
+    assert_eq!(at[0]["bytes"], 16u64 << 30, "f16 at 128K: 16 GiB");
     // The text view says the same.
     let (_, text, _) = run(&["inspect", &dir.to_string_lossy()]);
     assert!(text.contains("memory to run (llama, from config.json"), "{text}");

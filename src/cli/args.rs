@@ -33,6 +33,8 @@ pub struct Args {
     /// `diff`: the paths of B (after `--vs`), and which values to compare (`None`: none).
     pub vs: Vec<PathBuf>,
     pub values: Option<Values>,
+    /// `inspect`/`check`: context lengths to estimate the KV cache at, besides the defaults.
+    pub contexts: Vec<u64>,
 }
 
 /// Most bins a histogram may have.
@@ -63,6 +65,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         expect: None,
         vs: Vec::new(),
         values: Some(Values::Sample),
+        contexts: Vec::new(),
     };
     let mut in_vs = false;
     let (mut elements, mut sample) = (None, None);
@@ -107,6 +110,13 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
             "--expect" if takes(&[Command::Check]) => {
                 a.expect = Some(PathBuf::from(value("--expect")?));
                 a.sha256 = true;
+            }
+            "--context" if takes(&[Command::Inspect, Command::Check]) => {
+                let v = value("--context")?;
+                let c = parse_bytes(&v)
+                    .filter(|c| (1..=1 << 32).contains(c))
+                    .ok_or(format!("--context takes a token count (like 8192 or 128K), not '{v}'"))?;
+                a.contexts.push(c);
             }
             "--vs" if takes(&[Command::Diff]) => in_vs = true,
             "--values" if takes(&[Command::Diff]) => {
@@ -199,6 +209,10 @@ mod tests {
         assert!(a.scan && a.sha256 && a.expect.is_some());
         let a = parse_args(&args("export m --tensor w --npy out.npy")).unwrap();
         assert_eq!(a.npy, Some(PathBuf::from("out.npy")));
+        let a = parse_args(&args("inspect m --context 128K --context 1000")).unwrap();
+        assert_eq!(a.contexts, [131072, 1000]);
+        assert!(parse_args(&args("inspect m --context 0")).is_err());
+        assert!(parse_args(&args("hist m --tensor w --context 8")).is_err());
         let a = parse_args(&args("diff a1 a2 --vs b1 b2 --values all --json")).unwrap();
         assert_eq!(
             (a.paths.len(), a.vs, a.values, a.json),

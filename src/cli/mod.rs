@@ -100,7 +100,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         },
         _ => Default::default(),
     };
-    let report = Report::check(&cp, &outcome, &expected);
+    let report = Report::check(&cp, &outcome, &expected).with_contexts(&args.contexts);
     let written = match (args.command, args.json) {
         (Command::Inspect | Command::Check, true) => {
             let mut w = std::io::BufWriter::new(&mut *out);
@@ -109,7 +109,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 .and_then(|_| writeln!(w))
                 .and_then(|_| w.flush())
         }
-        (Command::Inspect, false) => text::inspect(&cp, out),
+        (Command::Inspect, false) => text::inspect(&cp, &args.contexts, out),
         (Command::Check, false) => text::check(&report, &outcome, out),
         (Command::Hist | Command::Export | Command::Diff, _) => unreachable!("handled above"),
     };

@@ -29,8 +29,8 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 const VALUE_CHARS: usize = 100;
 
 /// The `inspect` view: summary, metadata, tensors, findings.
-pub fn inspect(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
-    summary(cp, out)?;
+pub fn inspect(cp: &Checkpoint, contexts: &[u64], out: &mut dyn Write) -> io::Result<()> {
+    summary(cp, contexts, out)?;
     if !cp.metadata.is_empty() {
         writeln!(out, "\nmetadata ({} keys)", cp.metadata.len())?;
         let width = cp.metadata.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0).min(48);
@@ -84,7 +84,7 @@ pub fn check(report: &Report<'_>, outcome: &CheckOutcome, out: &mut dyn Write) -
     findings(report.findings(), out)
 }
 
-fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
+fn summary(cp: &Checkpoint, contexts: &[u64], out: &mut dyn Write) -> io::Result<()> {
     let s = summarize(cp);
     writeln!(out, "format   {}", cp.format.name())?;
     for (i, f) in cp.files.iter().enumerate() {
@@ -115,7 +115,7 @@ fn summary(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
             )?;
         }
     }
-    estimate(cp, out)?;
+    estimate(cp, contexts, out)?;
     let mut groups = vec![("by dtype", &s.by_dtype)];
     if s.quant_mix != s.by_dtype {
         groups.push(("quant mix (scales, zeros and indexes with their weights)", &s.quant_mix));
@@ -152,8 +152,8 @@ fn group(
 }
 
 /// The memory to run it: weights, the KV cache per context and cache type, recurrent state.
-fn estimate(cp: &Checkpoint, out: &mut dyn Write) -> io::Result<()> {
-    let e = crate::engine::estimate::estimate(cp);
+fn estimate(cp: &Checkpoint, contexts: &[u64], out: &mut dyn Write) -> io::Result<()> {
+    let e = crate::engine::estimate::estimate_at(cp, contexts);
     let mut about = vec![];
     if let Some(a) = &e.architecture {
         about.push(escape(a).into_owned());

@@ -60,6 +60,14 @@ impl<'a> Report<'a> {
         Report { digests: out.digests.as_deref(), scan: out.scan.as_deref(), added, ..Report::inspect(cp) }
     }
 
+    /// The same report with the memory estimate also at `contexts`.
+    pub fn with_contexts(mut self, contexts: &[u64]) -> Self {
+        if !contexts.is_empty() {
+            self.estimate = super::estimate::estimate_at(self.cp, contexts);
+        }
+        self
+    }
+
     /// The checkpoint reported on.
     pub fn checkpoint(&self) -> &'a Checkpoint {
         self.cp

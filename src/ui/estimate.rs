@@ -4,14 +4,39 @@
 use leptos::prelude::*;
 
 use crate::engine::config::highlights;
-use crate::engine::estimate::{estimate, CacheType};
+use crate::engine::estimate::{estimate_at, CacheType};
 use crate::engine::model::Checkpoint;
 use crate::engine::view::human_bytes;
 
 /// The estimate for `cp`, as a table with a row per context length.
 #[component]
 pub fn EstimateView(cp: std::sync::Arc<Checkpoint>) -> impl IntoView {
-    let e = estimate(&cp);
+    // Context lengths the user added, besides the defaults.
+    let chosen = RwSignal::new(Vec::<u64>::new());
+    let input = RwSignal::new(String::new());
+    let add = move || {
+        if let Ok(c) = input.get_untracked().trim().parse::<u64>() {
+            if (1..=1 << 32).contains(&c) {
+                chosen.update(|v| v.push(c));
+            }
+        }
+    };
+    let picker = view! {
+        <div class="row">
+            <label>"Another context: "
+                <input type="number" min="1" data-testid="context-input" prop:value=move || input.get()
+                    on:input=move |ev| input.set(event_target_value(&ev))
+                    on:keydown=move |ev| if ev.key() == "Enter" { add() } />
+            </label>
+            <button data-testid="context-add" on:click=move |_| add()>"Estimate"</button>
+        </div>
+    };
+    let table = move || estimate_table(&cp, &chosen.get());
+    view! { {table} {picker} }
+}
+
+fn estimate_table(cp: &Checkpoint, chosen: &[u64]) -> impl IntoView {
+    let e = estimate_at(cp, chosen);
     let config = highlights(&cp.configs)
         .into_iter()
         .map(|(label, text)| {

@@ -36,6 +36,11 @@ test('a model folder opens as one checkpoint; its config sizes the cache; other 
   const f16 = page.locator('[data-testid=kv-row][data-context="8192"] [data-testid=kv-bytes][data-type=f16]');
   assert.equal(await f16.getAttribute('title'), String(2 ** 30), '1 GiB of f16 cache at 8k, as llama.cpp allocates it');
   assert.equal(await page.locator('[data-testid=kv-row]').count(), 3);
+  // A context of one's own: a row more.
+  await page.locator('[data-testid=context-input]').fill('131072');
+  await page.locator('[data-testid=context-add]').click();
+  const at128k = page.locator('[data-testid=kv-row][data-context="131072"] [data-testid=kv-bytes][data-type=f16]');
+  assert.equal(await at128k.getAttribute('title'), String(16 * 2 ** 30));
   await v.tab('findings');
   const codes = await page.locator('[data-testid=finding-code]').allTextContents();
   assert.equal(codes.filter((c) => c === 'set.ignored_file').length, 1, `only README.md is ignored: ${codes}`);

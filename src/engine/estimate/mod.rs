@@ -181,8 +181,13 @@ pub fn projector_files(cp: &Checkpoint) -> Vec<bool> {
     all.iter().zip(any).map(|(a, b)| *a && b).collect()
 }
 
-/// The estimate for `cp`.
+/// The estimate for `cp`, at the default contexts.
 pub fn estimate(cp: &Checkpoint) -> Estimate {
+    estimate_at(cp, &[])
+}
+
+/// The estimate for `cp`, at the default contexts and at `contexts` (chosen by the user).
+pub fn estimate_at(cp: &Checkpoint, contexts: &[u64]) -> Estimate {
     let projector = projector_files(cp);
     let (mut weights_bytes, mut projector_bytes) = (0u64, 0u64);
     for t in &cp.tensors {
@@ -204,8 +209,10 @@ pub fn estimate(cp: &Checkpoint) -> Estimate {
             unknown: vec!["no architecture metadata or config.json: the KV cache is not estimated".into()],
         };
     };
+    let chosen = contexts;
     let mut contexts: Vec<u64> = CONTEXTS.to_vec();
     contexts.extend(facts.context.filter(|&c| c > 0));
+    contexts.extend(chosen.iter().copied().filter(|&c| c > 0));
     contexts.sort_unstable();
     contexts.dedup();
     let mut unknown = facts.unknown.clone();
