@@ -94,22 +94,19 @@ pub fn roles(cp: &Checkpoint) -> Vec<Role> {
         return plain();
     }
     let declared = declared(cp);
-    let names: HashSet<&str> = cp.tensors.iter().map(|t| t.name.as_str()).collect();
-    let has = |n: String| names.contains(n.as_str());
+    // A cheap look first: plain checkpoints (most, and the 500k-tensor ones) stop here.
     let quantized = declared.is_some()
         || cp.tensors.iter().any(|t| {
             let n = t.name.as_str();
-            n.ends_with(".qweight")
-                || n.ends_with(".weight_packed")
-                || n.ends_with(".weight_scale_inv")
-                || n.ends_with(".weight_scale_2")
-                || (n.ends_with("_blocks") && has(format!("{}_scales", &n[..n.len() - 7])))
-                || n.ends_with(".weight.absmax")
-                || n.ends_with(".SCB")
+            [".qweight", ".weight_packed", ".weight_scale_inv", ".weight_scale_2", "_blocks", ".weight.absmax", ".SCB"]
+                .iter()
+                .any(|s| n.ends_with(s))
         });
     if !quantized {
         return plain();
     }
+    let names: HashSet<&str> = cp.tensors.iter().map(|t| t.name.as_str()).collect();
+    let has = |n: String| names.contains(n.as_str());
     let method = declared.as_ref().map_or("", |d| d.method.as_str());
     let bits = declared.as_ref().and_then(|d| d.bits);
     let group = declared.as_ref().and_then(|d| d.group_size).filter(|&g| g > 0);
@@ -217,6 +214,20 @@ fn module(name: &str) -> &str {
         }
     }
     name.rsplit_once('.').map_or(name, |(m, _)| m)
+}
+
+/// Each tensor's logical parameters: its elements, the weights a packed tensor holds, 0 for
+/// scales and other overhead.
+pub fn logical_params(cp: &Checkpoint) -> Vec<u64> {
+    cp.tensors
+        .iter()
+        .zip(roles(cp))
+        .map(|(t, r)| match r {
+            Role::Plain => t.elems().unwrap_or(0),
+            Role::Weight { params, .. } => params,
+            Role::Overhead { .. } => 0,
+        })
+        .collect()
 }
 
 /// A packed tensor of `bits`-bit weights: its bytes hold `bytes × 8 / bits` of them.
@@ -449,6 +460,7 @@ mod tests {
         assert_eq!(t.bits_per_weight(), 4.0 + 0.125 + 0.03125 + 0.03125);
         assert_eq!(s.overhead_bytes, 32 * 128 * 4 + 32 * 1024 * 2 + 4096 * 4);
         assert_eq!(s.all.params, 4096 * 1024 + 10 * 4096, "packed weights counted as weights, scales not at all");
+        assert_eq!(logical_params(&cp), [4096 * 1024, 0, 0, 0, 10 * 4096], "what the table and detail show");
         let i32s = s.by_dtype.iter().find(|(d, _)| d == "I32").unwrap();
         assert_eq!(i32s.1.params, 4096 * 1024, "by dtype too: qzeros and g_idx hold no parameters");
         // 3-bit: 32/3 weights per int32 word on average (rows of 3 words hold 32).

@@ -181,7 +181,7 @@ pub fn sorted(cp: &Checkpoint, column: Column, desc: bool) -> Vec<usize> {
         return idx;
     }
     if column == Column::Params {
-        let params: Vec<u64> = cp.tensors.iter().map(|t| t.elems().unwrap_or(0)).collect();
+        let params = crate::st_quant::logical_params(cp);
         idx.sort_by(|&a, &b| if desc { params[b].cmp(&params[a]) } else { params[a].cmp(&params[b]) }.then(a.cmp(&b)));
         return idx;
     }
@@ -249,6 +249,7 @@ pub struct Group {
 
 /// `rows` grouped by layer: layers in numeric order, then the tensors of no layer.
 pub fn group_by_layer(cp: &Checkpoint, rows: &[usize]) -> Vec<Group> {
+    let params = crate::st_quant::logical_params(cp);
     let mut groups: Vec<Group> = Vec::new();
     let mut at: std::collections::HashMap<Option<u64>, usize> = std::collections::HashMap::new();
     for &i in rows {
@@ -260,7 +261,7 @@ pub fn group_by_layer(cp: &Checkpoint, rows: &[usize]) -> Vec<Group> {
         });
         let g = &mut groups[g];
         g.rows.push(i);
-        g.params = g.params.saturating_add(t.elems().unwrap_or(0));
+        g.params = g.params.saturating_add(params[i]);
         g.bytes = g.bytes.saturating_add(t.nbytes);
     }
     groups.sort_by_key(|g| (g.layer.is_none(), g.layer));

@@ -12,7 +12,7 @@ use crate::engine::decode::codec_for;
 use crate::engine::histogram::Histogram;
 use crate::engine::plan::{Selection, DEFAULT_SAMPLE_BYTES};
 use crate::engine::shards::base_name;
-use crate::engine::st_quant::scaled_values;
+use crate::engine::st_quant::{logical_params, scaled_values};
 use crate::engine::view::{human_bytes, human_count};
 use crate::engine::viewer::{fmt_num, npy_file_name, parse_range, permalink, shape_text};
 use crate::io::values::{histogram, npy_blob};
@@ -160,6 +160,11 @@ pub fn TensorDetail() -> impl IntoView {
         let file =
             state.cp.with(|cp| cp.as_ref().and_then(|cp| cp.files.get(t.file)).map(|f| base_name(&f.path).to_owned()));
         let decodable = codec_for(&t.dtype).is_some();
+        // Logical: the weights a packed tensor holds, none for scales.
+        let params = state.cp.with(|cp| {
+            let cp = cp.as_ref()?;
+            logical_params(cp).get(cp.tensor_index(&t.name)?).copied()
+        });
         let lost = t.data.as_ref().err().map(|l| l.to_string());
         let offset = match t.offset {
             Some(o) => o.to_string(),
@@ -176,7 +181,7 @@ pub fn TensorDetail() -> impl IntoView {
             <dl class="facts">
                 <dt>"Type"</dt><dd data-testid="detail-dtype">{t.dtype.name()}</dd>
                 <dt>"Shape"</dt><dd data-testid="detail-shape">{shape_text(&t.shape)}</dd>
-                <dt>"Parameters"</dt><dd>{t.elems().map(human_count).unwrap_or_default()}</dd>
+                <dt>"Parameters"</dt><dd data-testid="detail-params">{params.map(human_count).unwrap_or_default()}</dd>
                 <dt>"Bytes"</dt><dd>{format!("{} ({})", human_bytes(t.nbytes), t.nbytes)}</dd>
                 <dt>"Offset"</dt><dd data-testid="detail-offset">{offset}</dd>
                 <dt>"File"</dt><dd>{file}</dd>

@@ -10,6 +10,7 @@ use super::search_box::SearchBox;
 use super::state::{AppState, Shared};
 use super::CopyButton;
 use crate::engine::shards::base_name;
+use crate::engine::st_quant::logical_params;
 use crate::engine::view::{
     group_by_layer, human_bytes, human_count, narrows, search, sorted, Column, Group, NameIndex,
 };
@@ -53,6 +54,10 @@ pub fn TensorTable() -> impl IntoView {
     });
     // The last search: typing that narrows it filters its rows, not all of them.
     let last: StoredValue<Option<LastSearch>> = StoredValue::new(None);
+    // Logical parameters per tensor (a packed quantized weight holds more than its elements).
+    let params = Memo::new(move |_| {
+        state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| logical_params(cp)).unwrap_or_default())))
+    });
     // Every name lowercased in one buffer, built on the first search of a checkpoint.
     let index = Memo::new(move |_| state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| NameIndex::new(cp))))));
     // Built once the table has painted, so the first keystroke does not pay for it.
@@ -279,7 +284,7 @@ pub fn TensorTable() -> impl IntoView {
                         </span>
                         <span class="col-dtype" data-testid="cell-dtype">{t.dtype.name()}</span>
                         <span class="col-shape">{shape_text(&t.shape)}</span>
-                        <span class="col-params num" data-testid="cell-params">{t.elems().map(human_count).unwrap_or_default()}</span>
+                        <span class="col-params num" data-testid="cell-params">{params.with_untracked(|p| p.get(i).copied()).map(human_count).unwrap_or_default()}</span>
                         <span class="col-bytes num" data-testid="cell-bytes">{human_bytes(t.nbytes)}</span>
                         <span class="col-offset num">{t.offset}</span>
                         <span class="col-file" title=file.clone()>{t.file}</span>

@@ -38,8 +38,12 @@ test('a GPTQ weight says its values are not decoded; its scales have a histogram
   assert.equal(await page.locator('[data-testid=summary-params]').getAttribute('title'), String(expected.gptq.params));
   await v.selectTensor('model.layers.0.mlp.down_proj.qweight');
   await page.locator('[data-testid=detail-error]').waitFor();
+  // The packed int32s hold 8 weights each: 128 × 64, not the 1024 words stored.
+  assert.equal(await v.text('detail-params'), '8.19K');
+  assert.equal(await page.locator('[data-testid=tensor-row][data-name="model.layers.0.mlp.down_proj.qweight"] [data-testid=cell-params]').textContent(), '8.19K');
   assert.match(await v.text('detail-error'), /GPTQ 4-bit \(group 32\) weights are packed integers/);
   await v.selectTensor('model.layers.0.mlp.down_proj.scales');
   await v.waitHistogram();
+  assert.equal(await v.text('detail-params'), '0', 'scales hold no parameters');
   assert.deepEqual(s.browser.errors, []);
 });
