@@ -263,7 +263,7 @@ fn overhead_label(name: &str, method: &str) -> String {
 /// they pack), its scale inputs and the scheme; or why a recognised scheme is not decoded.
 pub fn scaled_values(cp: &Checkpoint, i: usize) -> Option<Result<Scaled, String>> {
     let t = cp.tensors.get(i)?;
-    let file_len = cp.files.get(t.file).map_or(0, |f| f.size);
+    let file_len = file_len_of(cp, t);
     let sibling = |name: String| cp.tensor(&name);
     if cp.format == Format::Gguf {
         // llama.cpp's NVFP4: the per-tensor (or per-expert) second-level scale is `….scale`.

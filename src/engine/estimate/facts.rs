@@ -80,6 +80,14 @@ impl Facts {
     }
 }
 
+/// Mamba's state per layer, as llama.cpp sizes it (`n_embd_r + n_embd_s`): the convolution
+/// window (`conv − 1` columns of the inner width plus the groups' B and C) and the SSM state
+/// (`d_state × d_inner`).
+pub fn ssm_state(conv: u64, inner: u64, groups: u64, d_state: u64) -> u64 {
+    let conv_width = inner.saturating_add(groups.saturating_mul(2).saturating_mul(d_state));
+    conv.saturating_sub(1).saturating_mul(conv_width).saturating_add(d_state.saturating_mul(inner))
+}
+
 /// `n` as a `usize`, saturating (a count from a file can exceed wasm32's 32 bits).
 pub fn to_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)

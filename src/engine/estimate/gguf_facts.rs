@@ -1,6 +1,6 @@
 //! Facts from a GGUF's `{arch}.*` keys, read as llama.cpp's model loader reads them.
 
-use super::facts::{swa_period, to_usize, Facts, Layer, Source};
+use super::facts::{ssm_state, swa_period, to_usize, Facts, Layer, Source};
 use crate::gguf::{Value, ARRAY_ITEMS_KEPT};
 use crate::model::{Checkpoint, MetaValue};
 
@@ -164,9 +164,7 @@ fn recurrent_layers(k: &Keys, facts: &mut Facts) {
     } else if let (Some(conv), Some(inner), Some(d_state)) =
         (k.u("ssm.conv_kernel"), k.u("ssm.inner_size"), k.u("ssm.state_size"))
     {
-        let groups = k.u("ssm.group_count").unwrap_or(0);
-        let conv_width = inner.saturating_add(groups.saturating_mul(2).saturating_mul(d_state));
-        conv.saturating_sub(1).saturating_mul(conv_width).saturating_add(d_state.saturating_mul(inner))
+        ssm_state(conv, inner, k.u("ssm.group_count").unwrap_or(0), d_state)
     } else {
         facts.unknown.push(format!("{arch}: the recurrent state's size keys (ssm.*, wkv.head_size) are missing"));
         0

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::facts::{swa_period, to_usize, Facts, Layer, Source};
+use super::facts::{ssm_state, swa_period, to_usize, Facts, Layer, Source};
 
 /// The fields of the text model: the top level, with a nested text config laid over it.
 struct Fields(Map<String, Json>);
@@ -73,13 +73,6 @@ pub fn from_config(config: &Json) -> Option<Facts> {
         }
     }
     Some(facts)
-}
-
-/// Mamba's state per layer: the convolution window (`conv − 1` columns of the inner width plus
-/// the groups' B and C) and the SSM state (`d_state × d_inner`), as llama.cpp sizes them.
-fn ssm_state(conv: u64, inner: u64, groups: u64, d_state: u64) -> u64 {
-    let conv_width = inner.saturating_add(groups.saturating_mul(2).saturating_mul(d_state));
-    conv.saturating_sub(1).saturating_mul(conv_width).saturating_add(d_state.saturating_mul(inner))
 }
 
 fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts) {

@@ -155,21 +155,19 @@ impl<S: Sink> ScaledJob<S> {
         }
     }
 
-    /// The next bytes the piece lacks: the weight's, then each scale input's.
-    fn lacking(&self, piece: &Piece) -> Option<Need> {
+    /// The next bytes the piece lacks: the weight's (`None` slot), then each scale input's
+    /// (`Some(index)`).
+    fn lacking(&self, piece: &Piece) -> Option<(Option<usize>, Need)> {
         let have = piece.bytes.start + self.buf.len() as u64;
         if have < piece.bytes.end {
-            return Some(Need { file: self.plan.file, range: ByteRange::new(have, piece.bytes.end) });
+            return Some((None, Need { file: self.plan.file, range: ByteRange::new(have, piece.bytes.end) }));
         }
-        for i in &self.inputs {
+        self.inputs.iter().enumerate().find_map(|(j, i)| {
             let bb = i.codec.block_bytes as u64;
             let start = i.start + i.first * bb + i.bytes.len() as u64;
             let end = i.start + (i.first + i.want) * bb;
-            if start < end {
-                return Some(Need { file: i.spec.tensor.file, range: ByteRange::new(start, end) });
-            }
-        }
-        None
+            (start < end).then(|| (Some(j), Need { file: i.spec.tensor.file, range: ByteRange::new(start, end) }))
+        })
     }
 
     fn finish_piece(&mut self, piece: &Piece) {
@@ -223,7 +221,7 @@ impl<S: Sink + Default> Job for ScaledJob<S> {
                     p
                 }
             };
-            if let Some(need) = self.lacking(&piece) {
+            if let Some((_, need)) = self.lacking(&piece) {
                 return JobStep::Need(need);
             }
             self.finish_piece(&piece);
@@ -236,22 +234,16 @@ impl<S: Sink + Default> Job for ScaledJob<S> {
 
     fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
         let Some(piece) = self.piece.clone() else { return Ok(()) };
-        let Some(need) = self.lacking(&piece) else { return Ok(()) };
+        let Some((slot, need)) = self.lacking(&piece) else { return Ok(()) };
         if file != need.file || offset != need.range.start {
             return Err(FeedError { expected: need.range.start, got: offset });
         }
         let take = usize::try_from(need.range.len()).map_or(bytes.len(), |r| r.min(bytes.len()));
-        let have = piece.bytes.start + self.buf.len() as u64;
-        if have < piece.bytes.end {
-            self.buf.extend_from_slice(&bytes[..take]);
-        } else if let Some(i) = self.inputs.iter_mut().find(|i| {
-            let start = i.start + i.first * i.codec.block_bytes as u64 + i.bytes.len() as u64;
-            i.spec.tensor.file == file
-                && start == offset
-                && (i.bytes.len() as u64) < i.want * i.codec.block_bytes as u64
-        }) {
-            i.bytes.extend_from_slice(&bytes[..take]);
-        }
+        let buf = match slot {
+            None => &mut self.buf,
+            Some(j) => &mut self.inputs[j].bytes,
+        };
+        buf.extend_from_slice(&bytes[..take]);
         Ok(())
     }
 
