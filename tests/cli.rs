@@ -72,7 +72,8 @@ fn inspect_json_follows_the_contract() {
         let (code, out, _) = run(&["inspect", &fixture(file), "--json"]);
         assert_eq!(code, status);
         let r: Json = serde_json::from_str(&out).unwrap();
-        assert_eq!(keys(&r), ["format", "files", "metadata", "tensors", "summary", "estimate", "findings"]);
+        assert_eq!(keys(&r), ["format", "kind", "files", "metadata", "tensors", "summary", "estimate", "findings"]);
+        assert_eq!(r["kind"], "model");
         assert_eq!(
             keys(&r["estimate"]),
             [

@@ -12,8 +12,8 @@ use crate::step::{Decoder, FeedError, Step, Window};
 pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
 /// The file names read as configs.
-pub const CONFIG_NAMES: [&str; 4] =
-    ["config.json", "generation_config.json", "tokenizer_config.json", "hf_quant_config.json"];
+pub const CONFIG_NAMES: [&str; 5] =
+    ["config.json", "generation_config.json", "tokenizer_config.json", "hf_quant_config.json", "adapter_config.json"];
 
 /// Whether the file called `base` (a file name, no folder) is one of [`CONFIG_NAMES`].
 pub fn is_config_name(base: &str) -> bool {

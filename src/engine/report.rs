@@ -239,6 +239,7 @@ impl Serialize for Report<'_> {
         let cp = self.cp;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("format", cp.format.name())?;
+        m.serialize_entry("kind", super::kind::kind(cp).name())?;
         let files = cp.files.iter().enumerate().map(|(i, f)| FileJson {
             path: &f.path,
             size: f.size,

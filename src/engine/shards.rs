@@ -6,9 +6,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::config::{self, ConfigFile, ConfigRead, MAX_CONFIG_BYTES};
 use super::findings::Finding;
 use super::gguf::{self, Value};
+use super::kind;
 use super::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
 use super::naming;
 use super::open::Parsed;
+use super::projector;
 use super::safetensors;
 
 /// Stable codes of the rules a set of files can break.
@@ -104,6 +106,8 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     cp.findings = findings;
     configs.sort_by(|a, b| a.path.cmp(&b.path));
     cp.configs = configs;
+    let templates = super::template::findings(&cp);
+    cp.findings.extend(templates);
     if let Some((path, claimed)) = claimed {
         let complete = !cp.findings.iter().any(|f| f.code == rules::MISSING_SHARD);
         let counted = super::summary::summarize(&cp).all.params;
@@ -357,9 +361,21 @@ fn split_u64(h: &gguf::Header, key: &str) -> Option<u64> {
 }
 
 fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
-    files.sort_by_key(|(info, h)| (split_u64(h, "split.no").unwrap_or(u64::MAX), base_name(&info.path).to_owned()));
+    // Projectors go last, so the model's `general.*` keys are the ones kept, and they are not
+    // taken for missing split keys: a model opened with its mmproj is checked for fit instead.
+    let is_projector = |h: &gguf::Header| {
+        let meta = h.metadata.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        kind::classify(meta, h.tensors.iter().map(|t| t.name.as_str())) == kind::Kind::Projector
+    };
+    files.sort_by_cached_key(|(info, h)| {
+        (is_projector(h), split_u64(h, "split.no").unwrap_or(u64::MAX), base_name(&info.path).to_owned())
+    });
+    let models = match files.iter().take_while(|(_, h)| !is_projector(h)).count() {
+        0 => files.len(),
+        n => n,
+    };
     let mut findings = Vec::new();
-    check_split(&files, &mut findings);
+    check_split(&files[..models], &mut findings);
     let mut meta = Metadata::new(files.len());
     let mut big_endian = Vec::new();
     let mut tensors = Vec::new();
@@ -375,6 +391,9 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
                 (None, _, _) => Err(Lost::NoDataSection),
                 (_, _, None) => Err(Lost::NoSize),
                 (_, None, Some(_)) => Err(Lost::PastEnd { end: None, file_len: info.size }),
+                (_, _, Some(n)) if t.span.is_some_and(|s| s < n) => {
+                    Err(Lost::SizeMismatch { declared: t.span.unwrap_or(0), needed: n })
+                }
                 (_, Some(o), Some(n)) => Extent::check(&dtype, &t.ne, o, n, info.size),
             };
             tensors.push(Tensor {
@@ -405,6 +424,8 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
     };
     let naming = naming::check(&cp);
     cp.findings.extend(naming);
+    let fit = projector::fit(&cp);
+    cp.findings.extend(fit);
     cp
 }
 

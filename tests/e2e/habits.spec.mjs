@@ -21,7 +21,7 @@ test('export report downloads the JSON report; it equals the CLI output but for 
   const report = JSON.parse(text);
   assert.equal(report.format, 'gguf');
   assert.equal(report.tensors.length, 37);
-  assert.deepEqual(Object.keys(report), ['format', 'files', 'metadata', 'tensors', 'summary', 'estimate', 'findings']);
+  assert.deepEqual(Object.keys(report), ['format', 'kind', 'files', 'metadata', 'tensors', 'summary', 'estimate', 'findings']);
   const cli = ['release', 'debug'].map((p) => path.join(REPO, 'target', p, 'tensorscope')).find((p) => fs.existsSync(p));
   if (cli) {
     const f = fixture('gguf_v3_le.gguf');

@@ -42,8 +42,11 @@ pub struct TensorInfo {
     pub ne: Vec<u64>,
     /// Offset relative to the data section.
     pub rel_offset: u64,
-    /// Bytes of data, when the type and shape define it.
+    /// Bytes of data, when the type and shape define it (or a fork type was named by its span).
     pub nbytes: Option<u64>,
+    /// Bytes from its data to the next tensor's (or the end of the file), once the data section
+    /// is located; a span shorter than `nbytes` means the type is not what the bytes hold.
+    pub span: Option<u64>,
 }
 
 /// What a GGUF header says, with every rule it breaks.
@@ -702,7 +705,7 @@ impl HeaderDecoder {
             }
         }
         self.out.findings.extend(findings);
-        TensorInfo { name, ggml_type, ne, rel_offset, nbytes }
+        TensorInfo { name, ggml_type, ne, rel_offset, nbytes, span: None }
     }
 
     /// Locate the data section and check each tensor's offset against the running padded size.
@@ -713,6 +716,7 @@ impl HeaderDecoder {
             return Stop(Finding::error(rules::TRUNCATED, "data section offset overflows")).into();
         };
         self.out.data_start = Some(data_start);
+        super::forks::check_spans(&mut self.out);
         let file_len = self.out.file_len;
         let mut findings = Vec::new();
         let mut expected = Some(0u64);

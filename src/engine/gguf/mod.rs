@@ -1,6 +1,7 @@
 //! GGUF: llama.cpp's single-file format.
 
 mod array_items;
+pub mod forks;
 mod ggml_type;
 mod header;
 mod reader;

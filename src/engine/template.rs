@@ -1,0 +1,303 @@
+//! Chat templates: every one a checkpoint carries (GGUF `tokenizer.chat_template[.NAME]`,
+//! `tokenizer_config.json`'s `chat_template`), and a scan for the constructs of template
+//! injection. Templates are Jinja code that some runtimes render with too little sandboxing; a
+//! chat template never needs Python's internals, so reaching for them is an error finding.
+
+use serde_json::Value as Json;
+
+use super::findings::Finding;
+use super::model::{Checkpoint, MetaValue};
+
+/// Stable codes of the rules a chat template can break.
+pub mod rules {
+    /// A `__dunder__` name or attribute (`__class__`, `__globals__`, …), or one in a string.
+    pub const DUNDER: &str = "template.dunder";
+    /// An attribute whose name starts with `_` (`self._TemplateReference__context`).
+    pub const PRIVATE_ATTRIBUTE: &str = "template.private_attribute";
+    /// A module or builtin that runs code or touches the system (`os`, `subprocess`, `eval`, …).
+    pub const DANGEROUS_NAME: &str = "template.dangerous_name";
+    /// A string spelling `_` by an escape (`\x5f`), the way filters are smuggled past checks.
+    pub const OBFUSCATED: &str = "template.obfuscated";
+}
+
+/// One chat template: its name (`default` for the main one), where it was read, and its text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Template {
+    pub name: String,
+    /// The metadata key or config file it came from.
+    pub source: String,
+    pub text: String,
+}
+
+/// Every chat template of `cp`: the GGUF keys in file order, then `tokenizer_config.json`'s.
+pub fn templates(cp: &Checkpoint) -> Vec<Template> {
+    let mut out = Vec::new();
+    for (key, value) in &cp.metadata {
+        let name = match key.strip_prefix("tokenizer.chat_template") {
+            Some("") => "default",
+            Some(rest) => match rest.strip_prefix('.') {
+                Some(n) if !n.is_empty() => n,
+                _ => continue,
+            },
+            None => continue,
+        };
+        let text = match value {
+            MetaValue::Gguf(v) => v.as_str(),
+            MetaValue::Text(t) => Some(t.as_str()),
+        };
+        if let Some(text) = text {
+            out.push(Template { name: name.to_owned(), source: key.clone(), text: text.to_owned() });
+        }
+    }
+    for c in cp.configs.iter().filter(|c| c.base_name() == "tokenizer_config.json") {
+        match c.json.get("chat_template") {
+            Some(Json::String(t)) => {
+                out.push(Template { name: "default".into(), source: c.path.clone(), text: t.clone() })
+            }
+            Some(Json::Array(list)) => {
+                for item in list {
+                    if let (Some(n), Some(t)) =
+                        (item.get("name").and_then(Json::as_str), item.get("template").and_then(Json::as_str))
+                    {
+                        out.push(Template { name: n.to_owned(), source: c.path.clone(), text: t.to_owned() });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Modules and builtins a template has no business naming.
+const DANGEROUS_NAMES: &[&str] = &[
+    "os",
+    "sys",
+    "subprocess",
+    "builtins",
+    "importlib",
+    "posix",
+    "nt",
+    "pty",
+    "socket",
+    "shutil",
+    "runpy",
+    "pickle",
+    "eval",
+    "exec",
+    "compile",
+    "getattr",
+    "setattr",
+    "delattr",
+    "globals",
+    "locals",
+    "vars",
+    "breakpoint",
+];
+
+/// Attributes that run programs, whatever object they hang from.
+const DANGEROUS_ATTRIBUTES: &[&str] = &[
+    "popen",
+    "Popen",
+    "system",
+    "spawn",
+    "spawnv",
+    "execv",
+    "check_output",
+    "check_call",
+    "load_module",
+    "import_module",
+];
+
+/// One risky construct: the rule, what was written, and its line (1-based).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    pub code: &'static str,
+    pub construct: String,
+    pub line: usize,
+}
+
+/// The risky constructs in `text`, looking only inside Jinja tags (`{{ }}`, `{% %}`): names,
+/// attributes and string literals.
+pub fn scan(text: &str) -> Vec<Hit> {
+    let b = text.as_bytes();
+    let mut hits = Vec::new();
+    let (mut i, mut line) = (0usize, 1usize);
+    let mut in_tag = false;
+    // The last significant token: an identifier after `.` is an attribute.
+    let mut after_dot = false;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+            i += 1;
+            continue;
+        }
+        if !in_tag {
+            if c == b'{' && matches!(b.get(i + 1), Some(b'{' | b'%')) {
+                in_tag = true;
+                after_dot = false;
+                i += 2;
+            } else if c == b'{' && b.get(i + 1) == Some(&b'#') {
+                // A comment: skip to its end, counting lines.
+                let end = find(b, i + 2, b"#}").map_or(b.len(), |e| e + 2);
+                line += b[i..end].iter().filter(|&&x| x == b'\n').count();
+                i = end;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        match c {
+            b'}' | b'%' if b.get(i + 1) == Some(&b'}') => {
+                in_tag = false;
+                i += 2;
+            }
+            b'\'' | b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != c {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let lit = &text[start..j.min(b.len())];
+                check_literal(lit, line, &mut hits);
+                line += lit.matches('\n').count();
+                i = j + 1;
+                after_dot = false;
+            }
+            c if c == b'_' || c.is_ascii_alphabetic() => {
+                let start = i;
+                while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                let next = b[i..].iter().copied().find(|x| !x.is_ascii_whitespace());
+                check_word(word, after_dot, next, line, &mut hits);
+                after_dot = false;
+            }
+            b'.' => {
+                after_dot = true;
+                i += 1;
+            }
+            c if c.is_ascii_whitespace() => i += 1,
+            _ => {
+                after_dot = false;
+                i += 1;
+            }
+        }
+    }
+    hits
+}
+
+fn find(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
+    b.get(from..)?.windows(pat.len()).position(|w| w == pat).map(|p| p + from)
+}
+
+fn check_word(word: &str, attribute: bool, next: Option<u8>, line: usize, hits: &mut Vec<Hit>) {
+    let hit = |code, construct: String| Hit { code, construct, line };
+    if word.starts_with("__") {
+        hits.push(hit(rules::DUNDER, if attribute { format!(".{word}") } else { word.to_owned() }));
+    } else if attribute && word.starts_with('_') {
+        hits.push(hit(rules::PRIVATE_ATTRIBUTE, format!(".{word}")));
+    } else if attribute && DANGEROUS_ATTRIBUTES.contains(&word) && next == Some(b'(') {
+        hits.push(hit(rules::DANGEROUS_NAME, format!(".{word}(")));
+    } else if !attribute && DANGEROUS_NAMES.contains(&word) && matches!(next, Some(b'.' | b'(' | b'[')) {
+        hits.push(hit(rules::DANGEROUS_NAME, format!("{word}{}", next.map(char::from).unwrap_or_default())));
+    }
+}
+
+fn check_literal(lit: &str, line: usize, hits: &mut Vec<Hit>) {
+    let lower = lit.to_ascii_lowercase();
+    if ["\\x5f", "\\u005f", "\\137", "\\n{low line}"].iter().any(|e| lower.contains(e)) {
+        hits.push(Hit { code: rules::OBFUSCATED, construct: format!("'{lit}'"), line });
+    } else if let Some(p) = lit.find("__") {
+        if lit[p + 2..].starts_with(|c: char| c.is_ascii_alphabetic()) {
+            hits.push(Hit { code: rules::DUNDER, construct: format!("'{lit}'"), line });
+        }
+    }
+}
+
+/// The findings on every template of `cp` (one per construct and line).
+pub fn findings(cp: &Checkpoint) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for t in templates(cp) {
+        for h in scan(&t.text) {
+            let why = match h.code {
+                rules::DUNDER => "reaches for Python's internals, which a chat template never needs",
+                rules::PRIVATE_ATTRIBUTE => "reaches for a private attribute of the template engine",
+                rules::OBFUSCATED => "spells an underscore by an escape, as injections do to slip past filters",
+                _ => "names code that runs programs or touches the system",
+            };
+            out.push(Finding::error(
+                h.code,
+                format!(
+                    "chat template '{}' ({}) line {}: `{}` {why}; rendering it may run code (template injection)",
+                    t.name,
+                    t.source,
+                    h.line,
+                    short(&h.construct)
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// At most 60 characters of a construct, for a message.
+fn short(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<(&'static str, String, usize)> {
+        scan(text).into_iter().map(|h| (h.code, h.construct, h.line)).collect()
+    }
+
+    #[test]
+    fn real_templates_are_clean() {
+        let chatml = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] \
+                      + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}\
+                      {% endif %}";
+        assert_eq!(codes(chatml), []);
+        let llama3 = "{% set loop_messages = messages %}{% for message in loop_messages %}\
+                      {% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ \
+                      message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + \
+                      content %}{% endif %}{{ content }}{% endfor %}{% if message.role == 'system' %}{% endif %}\
+                      {{ raise_exception('bad') if false }}{%- set ns = namespace(found=false) -%}";
+        assert_eq!(codes(llama3), []);
+        assert_eq!(codes("os.system() __class__ outside tags is text"), []);
+    }
+
+    #[test]
+    fn injections_are_found_with_their_lines() {
+        let evil = "{{ messages }}\n{{ self.__init__.__globals__.__builtins__.__import__('os').popen('id').read() }}";
+        let found = codes(evil);
+        assert!(found.contains(&(rules::DUNDER, ".__globals__".into(), 2)), "{found:?}");
+        assert!(found.contains(&(rules::DUNDER, ".__import__".into(), 2)));
+        assert!(found.contains(&(rules::DANGEROUS_NAME, ".popen(".into(), 2)));
+        assert_eq!(codes("{{ cycler.__init__ }}")[0].1, ".__init__");
+        let attr = "{% if x %}\n\n{{ ''|attr('__class__') }}{% endif %}";
+        assert_eq!(codes(attr), [(rules::DUNDER, "'__class__'".into(), 3)]);
+        assert_eq!(codes("{{ ''|attr('\\x5f\\x5fclass\\x5f\\x5f') }}")[0].0, rules::OBFUSCATED);
+        assert_eq!(codes("{{ self._TemplateReference__context }}")[0].0, rules::PRIVATE_ATTRIBUTE);
+        assert_eq!(codes("{% set x = os.environ %}"), [(rules::DANGEROUS_NAME, "os.".into(), 1)]);
+        assert_eq!(codes("{{ eval('1') }}"), [(rules::DANGEROUS_NAME, "eval(".into(), 1)]);
+        assert_eq!(
+            codes("{# __class__ in a comment\n #}\n{{ __builtins__ }}"),
+            [(rules::DUNDER, "__builtins__".into(), 3)]
+        );
+    }
+
+    #[test]
+    fn hostile_text_never_panics() {
+        for t in ["{{", "{{ '", "{{ \"\\", "{%", "{#", "{{ a.", "{{ é.__x__ }}", "{{ 'é\\"] {
+            let _ = scan(t);
+        }
+    }
+}
