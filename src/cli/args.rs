@@ -13,6 +13,8 @@ pub enum Command {
     Hist,
     Export,
     Diff,
+    Tokens,
+    Template,
 }
 
 /// A parsed command line.
@@ -35,6 +37,12 @@ pub struct Args {
     pub values: Option<Values>,
     /// `inspect`/`check`: context lengths to estimate the KV cache at, besides the defaults.
     pub contexts: Vec<u64>,
+    /// `tokens`: the ids to show, the text to search for, and the most matches kept.
+    pub ids: Vec<u64>,
+    pub find: Option<String>,
+    pub limit: Option<usize>,
+    /// `template`: only the template of this name.
+    pub name: Option<String>,
 }
 
 /// Most bins a histogram may have.
@@ -49,6 +57,8 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         "hist" => Command::Hist,
         "export" => Command::Export,
         "diff" => Command::Diff,
+        "tokens" => Command::Tokens,
+        "template" => Command::Template,
         other => return Err(format!("unknown command '{other}'")),
     };
     let mut a = Args {
@@ -66,6 +76,10 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
         vs: Vec::new(),
         values: Some(Values::Sample),
         contexts: Vec::new(),
+        ids: Vec::new(),
+        find: None,
+        limit: None,
+        name: None,
     };
     let mut in_vs = false;
     let (mut elements, mut sample) = (None, None);
@@ -118,6 +132,16 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
                     .ok_or(format!("--context takes a token count (like 8192 or 128K), not '{v}'"))?;
                 a.contexts.push(c);
             }
+            "--id" if takes(&[Command::Tokens]) => {
+                let v = value("--id")?;
+                a.ids.push(v.parse().map_err(|_| format!("--id takes a token id, not '{v}'"))?);
+            }
+            "--find" if takes(&[Command::Tokens]) => a.find = Some(value("--find")?),
+            "--limit" if takes(&[Command::Tokens]) => {
+                let v = value("--limit")?;
+                a.limit = Some(v.parse().ok().filter(|&n| n > 0).ok_or(format!("--limit takes a count, not '{v}'"))?);
+            }
+            "--name" if takes(&[Command::Template]) => a.name = Some(value("--name")?),
             "--vs" if takes(&[Command::Diff]) => in_vs = true,
             "--values" if takes(&[Command::Diff]) => {
                 a.values = match value("--values")?.as_str() {
@@ -146,6 +170,9 @@ pub fn parse_args(args: &[String]) -> Result<Args, String> {
     };
     if matches!(command, Command::Hist | Command::Export) && a.tensor.is_none() {
         return Err(format!("{cmd} needs --tensor NAME"));
+    }
+    if command == Command::Tokens && !a.ids.is_empty() && a.find.is_some() {
+        return Err("--id and --find exclude each other".into());
     }
     if command == Command::Export && a.npy.is_none() {
         return Err("export needs --npy OUT".into());
@@ -191,6 +218,10 @@ mod tests {
             "diff a --vs",
             "diff a --vs b --values some",
             "inspect a --vs b",
+            "tokens m --id x",
+            "tokens m --id 1 --find a",
+            "tokens m --limit 0",
+            "inspect m --find a",
         ] {
             assert!(parse_args(&args(bad)).is_err(), "{bad}");
         }
@@ -220,5 +251,10 @@ mod tests {
         );
         assert_eq!(parse_args(&args("diff a --vs b --values none")).unwrap().values, None);
         assert_eq!(parse_args(&args("diff a --vs b")).unwrap().values, Some(Values::Sample));
+        let a = parse_args(&args("tokens m --id 3 --id 7 --json")).unwrap();
+        assert_eq!((a.command, a.ids, a.json), (Command::Tokens, vec![3, 7], true));
+        let a = parse_args(&args("tokens m --find hello --limit 5")).unwrap();
+        assert_eq!((a.find.as_deref(), a.limit), (Some("hello"), Some(5)));
+        assert_eq!(parse_args(&args("template m --name tool_use")).unwrap().name.as_deref(), Some("tool_use"));
     }
 }

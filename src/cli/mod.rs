@@ -6,14 +6,16 @@ mod diff;
 mod open;
 mod parallel;
 mod source;
+mod template;
 mod text;
+mod tokens;
 mod values;
 
 use std::io::Write;
 
 pub use args::{parse_args, Args, Command};
 pub use open::{expand, open_paths};
-pub use source::FileSource;
+pub use source::{run_on, FileSource};
 
 use crate::engine::findings::Severity;
 use crate::engine::report::Report;
@@ -36,6 +38,14 @@ commands:
                              --scales adds the distribution of block scales)
   export PATH... --tensor NAME --npy OUT
                              the decoded tensor as .npy (float32, or the stored integer type)
+  tokens PATH... [--id N]... [--find TEXT [--limit N]] [--json]
+                             the vocabulary of a GGUF file: id, text (invisible
+                             characters shown), type and score; with no option the
+                             tokenizer, its special tokens and every token
+  template PATH... [--name NAME] [--json]
+                             every chat template with line numbers, the constructs that
+                             reach for interpreter internals, and its rendering of a
+                             sample conversation (a sandboxed Jinja engine; runs nothing)
   diff A... --vs B... [--values none|sample|all] [--json]
                              what differs between two checkpoints: tensors (dtype, shape,
                              size; values of tensors both hold, a sample by default: NMSE,
@@ -81,8 +91,14 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             }
         };
     }
-    if matches!(args.command, Command::Hist | Command::Export) {
-        return match values::run(&args, &cp, out) {
+    let other = match args.command {
+        Command::Hist | Command::Export => Some(values::run(&args, &cp, out)),
+        Command::Tokens => Some(tokens::run(&args, &cp, out)),
+        Command::Template => Some(template::run(&args, &cp, out)),
+        _ => None,
+    };
+    if let Some(result) = other {
+        return match result {
             Ok(()) => 0,
             Err(e) => {
                 let _ = writeln!(err, "tensorscope: {e}");
@@ -109,9 +125,11 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 .and_then(|_| writeln!(w))
                 .and_then(|_| w.flush())
         }
-        (Command::Inspect, false) => text::inspect(&cp, &args.contexts, out),
+        (Command::Inspect, false) => text::inspect(&cp, &args.contexts, read_adapter(&cp).as_ref(), out),
         (Command::Check, false) => text::check(&report, &outcome, out),
-        (Command::Hist | Command::Export | Command::Diff, _) => unreachable!("handled above"),
+        (Command::Hist | Command::Export | Command::Diff | Command::Tokens | Command::Template, _) => {
+            unreachable!("handled above")
+        }
     };
     if let Err(e) = written {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -121,4 +139,15 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     }
     let failed = report.findings().any(|f| f.severity == Severity::Error);
     i32::from(failed)
+}
+
+/// The adapter in `cp` with the alphas its tensors hold read (kohya's per-module `.alpha`).
+fn read_adapter(cp: &crate::engine::model::Checkpoint) -> Option<crate::engine::adapter::Adapter> {
+    let a = crate::engine::adapter::adapter(cp)?;
+    let wanted = a.alpha_tensors();
+    if wanted.is_empty() {
+        return Some(a);
+    }
+    let values = source::run_on(crate::engine::adapter::scalars_job(cp, &wanted), cp).unwrap_or_default();
+    Some(a.with_alphas(cp, &values))
 }

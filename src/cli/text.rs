@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+use crate::engine::adapter::{fmt_num, Adapter, Alpha};
 use crate::engine::estimate::CacheType;
 use crate::engine::findings::{Finding, Severity};
 use crate::engine::gguf::Value;
@@ -29,8 +30,11 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 const VALUE_CHARS: usize = 100;
 
 /// The `inspect` view: summary, metadata, tensors, findings.
-pub fn inspect(cp: &Checkpoint, contexts: &[u64], out: &mut dyn Write) -> io::Result<()> {
-    summary(cp, contexts, out)?;
+pub fn inspect(cp: &Checkpoint, contexts: &[u64], adapter: Option<&Adapter>, out: &mut dyn Write) -> io::Result<()> {
+    summary(cp, contexts, adapter, out)?;
+    if let Some(a) = adapter.filter(|a| !a.modules.is_empty()) {
+        adapter_modules(a, out)?;
+    }
     if !cp.metadata.is_empty() {
         writeln!(out, "\nmetadata ({} keys)", cp.metadata.len())?;
         let width = cp.metadata.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0).min(48);
@@ -60,6 +64,34 @@ pub fn inspect(cp: &Checkpoint, contexts: &[u64], out: &mut dyn Write) -> io::Re
     findings(cp.findings.iter(), out)
 }
 
+/// The adapter's modules: rank, alpha (and where it is stated), scale, widths.
+fn adapter_modules(a: &Adapter, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "\nadapted modules ({}), targets: {}", a.modules.len(), escape(&a.target_modules.join(", ")))?;
+    let width = a.modules.iter().map(|m| m.name.chars().count()).max().unwrap_or(0).min(64);
+    for m in &a.modules {
+        let num = |v: Option<u64>| v.map_or("?".to_owned(), |v| v.to_string());
+        let (alpha, from) = match &m.alpha {
+            Alpha::Stated(v, from) => (fmt_num(*v), escape(from).into_owned()),
+            Alpha::Default(v) => (fmt_num(*v), "default".to_owned()),
+            Alpha::InTensor(_) => ("?".to_owned(), "unread".to_owned()),
+        };
+        let scale = match (m.alpha.value(), m.rank) {
+            (Some(al), Some(r)) if r > 0 => format!("{:.4}", al / r as f64),
+            _ => "?".to_owned(),
+        };
+        writeln!(
+            out,
+            "  {:<width$}  rank {:>4}  alpha {:>6} ({from})  scale {scale}  {} -> {}",
+            escape(&m.name),
+            num(m.rank),
+            alpha,
+            num(m.in_features),
+            num(m.out_features),
+        )?;
+    }
+    Ok(())
+}
+
 /// The `check` view: files (with digests), scan counts and findings.
 pub fn check(report: &Report<'_>, outcome: &CheckOutcome, out: &mut dyn Write) -> io::Result<()> {
     let cp = report.checkpoint();
@@ -84,8 +116,17 @@ pub fn check(report: &Report<'_>, outcome: &CheckOutcome, out: &mut dyn Write) -
     findings(report.findings(), out)
 }
 
-fn summary(cp: &Checkpoint, contexts: &[u64], out: &mut dyn Write) -> io::Result<()> {
+fn summary(cp: &Checkpoint, contexts: &[u64], adapter: Option<&Adapter>, out: &mut dyn Write) -> io::Result<()> {
     let s = summarize(cp);
+    let kind = crate::engine::kind::kind(cp);
+    let detail = match (kind, adapter) {
+        (crate::engine::kind::Kind::Adapter, Some(a)) => a.describe(),
+        _ => crate::engine::kind::describe(cp, kind),
+    };
+    match detail.is_empty() {
+        true => writeln!(out, "kind     {}", kind.name())?,
+        false => writeln!(out, "kind     {}: {}", kind.name(), escape(&detail))?,
+    }
     writeln!(out, "format   {}", cp.format.name())?;
     for (i, f) in cp.files.iter().enumerate() {
         writeln!(out, "file {i}   {}  ({} bytes)", escape(&f.path), f.size)?;
@@ -169,7 +210,9 @@ fn estimate(cp: &Checkpoint, contexts: &[u64], out: &mut dyn Write) -> io::Resul
         facts.push(format!("trained context {c}"));
     }
     let head = [about.join(", "), facts.join(", ")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>();
-    writeln!(out, "\nmemory to run ({}; one sequence, compute buffers not counted)", head.join("; "))?;
+    let head = head.join("; ");
+    let head = if head.is_empty() { String::new() } else { format!("{head}; ") };
+    writeln!(out, "\nmemory to run ({head}one sequence, compute buffers not counted)")?;
     writeln!(out, "  weights {}", human_bytes(e.weights_bytes))?;
     if e.projector_bytes > 0 {
         writeln!(out, "  projector {}", human_bytes(e.projector_bytes))?;

@@ -1,5 +1,6 @@
 //! The platform-free, sans-IO engine: no I/O, no async, no web APIs.
 
+pub mod adapter;
 pub mod check;
 pub mod check_report;
 pub mod codes;
@@ -34,6 +35,9 @@ pub mod stats;
 pub mod step;
 pub mod summary;
 pub mod template;
+#[cfg(feature = "render")]
+pub mod template_render;
 pub mod tokens;
+pub mod training;
 pub mod view;
 pub mod viewer;

@@ -11,6 +11,7 @@ pub use facts::{swa_period, Facts, Layer, Source};
 pub use gguf_facts::from_gguf;
 pub use hf_facts::from_config;
 
+use crate::kind::Kind;
 use crate::model::{Checkpoint, Format};
 
 /// Context lengths always estimated, besides the model's own.
@@ -194,6 +195,26 @@ pub fn estimate_at(cp: &Checkpoint, contexts: &[u64]) -> Estimate {
         let sum =
             if projector.get(t.file).copied().unwrap_or(false) { &mut projector_bytes } else { &mut weights_bytes };
         *sum = sum.saturating_add(t.nbytes);
+    }
+    let not_run = match crate::kind::kind(cp) {
+        Kind::Adapter => Some("an adapter: it is applied over its base model, whose cache is not counted here"),
+        Kind::Imatrix => Some("an importance matrix: it guides quantization and is never run"),
+        Kind::Vocab => Some("a vocabulary only: there are no weights to run"),
+        Kind::Model | Kind::Projector => None,
+    };
+    if let Some(why) = not_run {
+        return Estimate {
+            source: None,
+            architecture: None,
+            context: None,
+            layers: 0,
+            kv_layers: 0,
+            weights_bytes,
+            projector_bytes,
+            kv_cache: Vec::new(),
+            state_bytes: 0,
+            unknown: vec![why.into()],
+        };
     }
     let Some(facts) = facts(cp) else {
         return Estimate {

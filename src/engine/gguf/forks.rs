@@ -43,10 +43,16 @@ pub struct ForkType {
     pub name: &'static str,
     pub fork: &'static str,
     pub size: Size,
+    /// Dropped by its fork: when a current type takes the same bytes, that one is meant.
+    pub deprecated: bool,
 }
 
 const fn blocks(id: u32, name: &'static str, fork: &'static str, elems: u64, bytes: u64, row_meta: u64) -> ForkType {
-    ForkType { id, name, fork, size: Size::Blocks { elems, bytes, row_meta } }
+    ForkType { id, name, fork, size: Size::Blocks { elems, bytes, row_meta }, deprecated: false }
+}
+
+const fn retired(t: ForkType) -> ForkType {
+    ForkType { deprecated: true, ..t }
 }
 
 /// The fork types, by id. ik_llama.cpp's sizes are its `type_traits` (blck_size, type_size,
@@ -55,8 +61,8 @@ const FORK_TYPES: &[ForkType] = &[
     blocks(31, "Q4_0_4_4", IK, 32, 18, 0),
     blocks(32, "Q4_0_4_8", IK, 32, 18, 0),
     blocks(33, "Q4_0_8_8", IK, 32, 18, 0),
-    ForkType { id: 36, name: "I2_S", fork: BITNET_AND_IK, size: Size::QuarterPlus32 },
-    ForkType { id: 38, name: "TL1", fork: BITNET, size: Size::QuarterPlus32 },
+    ForkType { id: 36, name: "I2_S", fork: BITNET_AND_IK, size: Size::QuarterPlus32, deprecated: false },
+    ForkType { id: 38, name: "TL1", fork: BITNET, size: Size::QuarterPlus32, deprecated: false },
     blocks(133, "Q6_0", IK, 32, 26, 0),
     blocks(134, "IQ1_BN", IK, 64, 13, 2),
     blocks(135, "IQ2_BN", IK, 64, 16, 4),
@@ -66,9 +72,9 @@ const FORK_TYPES: &[ForkType] = &[
     blocks(140, "IQ5_K", IK, 256, 176, 0),
     blocks(141, "IQ6_K", IK, 256, 212, 0),
     blocks(142, "PQ2_0", PRISM, 128, 34, 0),
-    blocks(142, "IQ2_TN", IK, 256, 64, 4),
+    retired(blocks(142, "IQ2_TN", IK, 256, 64, 4)),
     blocks(143, "PTQ1_0", PRISM, 128, 28, 0),
-    blocks(143, "IQ1_TN", IK, 256, 52, 2),
+    retired(blocks(143, "IQ1_TN", IK, 256, 52, 2)),
     blocks(144, "IQ4_KS", IK, 256, 136, 4),
     blocks(145, "IQ2_KS", IK, 256, 70, 2),
     blocks(146, "IQ4_KSS", IK, 256, 128, 4),
@@ -192,30 +198,42 @@ pub fn check_spans(h: &mut Header) {
                 .filter_map(|f| f.nbytes(&t.ne).filter(|&n| fits(n, span, is_last)).map(|n| (*f, n)))
                 .collect();
             let id = t.ggml_type.0;
-            match fitting.as_slice() {
-                [(f, n)] => {
+            let current: Vec<&(&ForkType, u64)> = fitting.iter().filter(|(f, _)| !f.deprecated).collect();
+            let chosen = match (fitting.as_slice(), current.as_slice()) {
+                ([only], _) => Some(only),
+                (_, [only]) => Some(*only),
+                _ => None,
+            };
+            match chosen {
+                Some((f, n)) => {
                     named.insert(t.name.clone());
                     t.nbytes = Some(*n);
+                    let also: Vec<String> = fitting
+                        .iter()
+                        .filter(|(o, _)| o != f)
+                        .map(|(o, _)| format!(" ({}'s retired {} takes the same bytes)", o.fork, o.name))
+                        .collect();
                     findings.push(
                         Finding::warning(
                             rules::FORK_TYPE,
                             format!(
-                                "type id {id} is {}, as its {span}-byte span shows: upstream llama.cpp cannot \
+                                "type id {id} is {}, as its {span}-byte span shows{}: upstream llama.cpp cannot \
                                  load it, and its values are not decoded",
-                                f.describe()
+                                f.describe(),
+                                also.concat()
                             ),
                         )
                         .on_tensor(&t.name),
                     );
                 }
-                _ => {
+                None => {
                     let all: Vec<String> = forks.iter().map(|f| f.describe()).collect();
                     let verdict = if fitting.is_empty() { "fits none of them" } else { "fits more than one" };
                     findings.push(
                         Finding::warning(
                             rules::SPAN_MISMATCH,
                             format!(
-                                "type id {id} is {} ; its {span}-byte span {verdict}, so the type is not named \
+                                "type id {id} is {}; its {span}-byte span {verdict}, so the type is not named \
                                  and its values are not decoded",
                                 all.join(" or ")
                             ),

@@ -1,0 +1,398 @@
+//! Adapters: LoRA files as llama.cpp (GGUF), PEFT and kohya-ss write them, and control vectors.
+//! Rank per module from the low-rank pair's shapes; alpha from the file's own records (GGUF
+//! `adapter.lora.alpha`, PEFT's `adapter_config.json`, kohya's per-module `.alpha` tensors or
+//! `ss_network_alpha`); the base model and target modules where the file names them.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
+
+use super::gguf::Value;
+use super::job::{Job, JobStep, Need};
+use super::model::{Checkpoint, Dtype, MetaValue};
+use super::safetensors::Dtype as St;
+use super::step::FeedError;
+
+/// Which trainer's conventions an adapter follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavour {
+    /// llama.cpp's `convert_lora_to_gguf.py`: `….weight.lora_a` / `….lora_b`.
+    GgufLora,
+    /// An activated LoRA (GGUF `adapter.alora.invocation_tokens`).
+    GgufAlora,
+    /// A control vector: one `direction.N` per layer.
+    ControlVector,
+    /// PEFT's `adapter_model.safetensors`: `….lora_A.weight` / `….lora_B.weight`.
+    Peft,
+    /// kohya-ss (sd-scripts): `lora_unet_…` / `lora_te_…`, `lora_down` / `lora_up` / `alpha`.
+    Kohya,
+}
+
+impl Flavour {
+    /// How the summary names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Flavour::GgufLora => "LoRA (llama.cpp GGUF)",
+            Flavour::GgufAlora => "aLoRA (llama.cpp GGUF)",
+            Flavour::ControlVector => "control vector",
+            Flavour::Peft => "LoRA (PEFT)",
+            Flavour::Kohya => "LoRA (kohya-ss)",
+        }
+    }
+}
+
+/// Where a module's alpha came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Alpha {
+    /// Stated: the value and the key, config field or tensor that states it.
+    Stated(f64, String),
+    /// In the module's own alpha tensor (index into `cp.tensors`), not yet read.
+    InTensor(usize),
+    /// Not stated: the trainer's default (kohya: the rank; PEFT: 8).
+    Default(f64),
+}
+
+impl Alpha {
+    /// The value, when known without reading.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Alpha::Stated(v, _) | Alpha::Default(v) => Some(*v),
+            Alpha::InTensor(_) => None,
+        }
+    }
+}
+
+/// One adapted module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    /// The module's name, without the low-rank suffixes.
+    pub name: String,
+    /// The rank, from the pair's shapes (`None` when the halves disagree or one is missing).
+    pub rank: Option<u64>,
+    /// Input and output widths, from the pair's shapes.
+    pub in_features: Option<u64>,
+    pub out_features: Option<u64>,
+    pub alpha: Alpha,
+}
+
+/// What an adapter holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Adapter {
+    pub flavour: Flavour,
+    /// The base model the file names (GGUF `general.base_model.0.*`, PEFT
+    /// `base_model_name_or_path`, kohya `ss_sd_model_name`).
+    pub base_model: Option<String>,
+    /// Target module names: PEFT's `target_modules`, else the distinct last parts of the modules.
+    pub target_modules: Vec<String>,
+    pub modules: Vec<Module>,
+}
+
+impl Adapter {
+    /// The distinct ranks, smallest first.
+    pub fn ranks(&self) -> Vec<u64> {
+        let mut r: Vec<u64> = self.modules.iter().filter_map(|m| m.rank).collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    }
+
+    /// Tensors holding per-module alphas still to be read ([`scalars_job`]).
+    pub fn alpha_tensors(&self) -> Vec<usize> {
+        self.modules
+            .iter()
+            .filter_map(|m| match m.alpha {
+                Alpha::InTensor(i) => Some(i),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The same adapter with alphas read from their tensors (`values[k]` for the k-th of
+    /// [`Adapter::alpha_tensors`]); `None` values stay unread.
+    pub fn with_alphas(mut self, cp: &Checkpoint, values: &[Option<f64>]) -> Self {
+        let mut k = 0;
+        for m in &mut self.modules {
+            if let Alpha::InTensor(i) = m.alpha {
+                if let Some(Some(v)) = values.get(k) {
+                    m.alpha = Alpha::Stated(*v, cp.tensors[i].name.clone());
+                }
+                k += 1;
+            }
+        }
+        self
+    }
+
+    /// One line: `LoRA (PEFT), rank 8, alpha 16, 4 modules, base example/model`.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![self.flavour.label().to_owned()];
+        if self.flavour == Flavour::ControlVector {
+            parts.push(format!("{} layers", self.modules.len()));
+        } else {
+            let ranks: Vec<String> = self.ranks().iter().map(u64::to_string).collect();
+            if !ranks.is_empty() {
+                parts.push(format!("rank {}", ranks.join("/")));
+            }
+            let mut alphas: Vec<String> = self.modules.iter().filter_map(|m| m.alpha.value()).map(fmt_num).collect();
+            alphas.sort();
+            alphas.dedup();
+            if !alphas.is_empty() && alphas.len() <= 4 {
+                parts.push(format!("alpha {}", alphas.join("/")));
+            }
+            parts.push(format!("{} modules", self.modules.len()));
+        }
+        if let Some(b) = &self.base_model {
+            parts.push(format!("base {b}"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// A number as people write it: `16`, `0.5`.
+pub fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The adapter in `cp`, when it holds one.
+pub fn adapter(cp: &Checkpoint) -> Option<Adapter> {
+    let gguf = |k: &str| match cp.meta(k) {
+        Some(MetaValue::Gguf(v)) => Some(v),
+        _ => None,
+    };
+    let text = |k: &str| match cp.meta(k) {
+        Some(MetaValue::Text(t)) => Some(t.as_str()),
+        Some(MetaValue::Gguf(v)) => v.as_str(),
+        None => None,
+    };
+    if text("general.architecture") == Some("controlvector") || gguf("controlvector.layer_count").is_some() {
+        let modules = cp
+            .tensors
+            .iter()
+            .filter(|t| t.name.starts_with("direction."))
+            .map(|t| Module {
+                name: t.name.clone(),
+                rank: None,
+                in_features: t.shape.first().copied(),
+                out_features: None,
+                alpha: Alpha::Default(1.0),
+            })
+            .collect();
+        let base = text("controlvector.model_hint").map(str::to_owned);
+        return Some(Adapter { flavour: Flavour::ControlVector, base_model: base, target_modules: vec![], modules });
+    }
+    let names = || cp.tensors.iter().enumerate();
+    let flavour = if names().any(|(_, t)| t.name.ends_with(".lora_a") || t.name.ends_with(".lora_b")) {
+        if gguf("adapter.alora.invocation_tokens").is_some() {
+            Flavour::GgufAlora
+        } else {
+            Flavour::GgufLora
+        }
+    } else if names().any(|(_, t)| t.name.contains(".lora_A.") || t.name.contains("lora_embedding_A")) {
+        Flavour::Peft
+    } else if names().any(|(_, t)| t.name.contains(".lora_down.")) {
+        Flavour::Kohya
+    } else {
+        return None;
+    };
+    // Module name -> (down/A tensor, up/B tensor, alpha tensor).
+    let mut pairs: BTreeMap<String, [Option<usize>; 3]> = BTreeMap::new();
+    for (i, t) in names() {
+        let n = t.name.as_str();
+        let (module, slot) = match flavour {
+            Flavour::GgufLora | Flavour::GgufAlora => match (n.strip_suffix(".lora_a"), n.strip_suffix(".lora_b")) {
+                (Some(m), _) => (m, 0),
+                (_, Some(m)) => (m, 1),
+                _ => continue,
+            },
+            Flavour::Peft => match split_peft(n) {
+                Some(x) => x,
+                None => continue,
+            },
+            _ => match (n.split_once(".lora_down."), n.split_once(".lora_up."), n.strip_suffix(".alpha")) {
+                (Some((m, _)), _, _) => (m, 0),
+                (_, Some((m, _)), _) => (m, 1),
+                (_, _, Some(m)) => (m, 2),
+                _ => continue,
+            },
+        };
+        let module = module.strip_prefix("base_model.model.").unwrap_or(module);
+        pairs.entry(module.to_owned()).or_default()[slot] = Some(i);
+    }
+    let config = cp.config("adapter_config.json");
+    let cfg_num = |k: &str| config.and_then(|c| c.get(k)).and_then(Json::as_f64);
+    let network_alpha = text("ss_network_alpha").and_then(|s| s.trim().parse::<f64>().ok());
+    let gguf_alpha = gguf("adapter.lora.alpha").and_then(|v| match v {
+        Value::F32(a) => Some(f64::from(*a)),
+        Value::F64(a) => Some(*a),
+        other => other.as_u64().map(|a| a as f64),
+    });
+    let modules = pairs
+        .into_iter()
+        .map(|(name, [a, b, alpha_t])| {
+            let shape = |i: Option<usize>| i.map(|i| cp.tensors[i].shape.as_slice());
+            // (rank, in, out) from each half, in the file's own axis order.
+            let (ra, rb, inf, outf) = match flavour {
+                Flavour::GgufLora | Flavour::GgufAlora => (
+                    shape(a).and_then(|s| s.get(1).copied()),
+                    shape(b).and_then(|s| s.first().copied()),
+                    shape(a).and_then(|s| s.first().copied()),
+                    shape(b).and_then(|s| s.get(1).copied()),
+                ),
+                _ => (
+                    shape(a).and_then(|s| s.first().copied()),
+                    shape(b).and_then(|s| s.get(1).copied()),
+                    shape(a).and_then(|s| s.get(1).copied()),
+                    shape(b).and_then(|s| s.first().copied()),
+                ),
+            };
+            let rank = match (ra, rb) {
+                (Some(x), Some(y)) if x == y => Some(x),
+                _ => None,
+            };
+            let alpha = match flavour {
+                Flavour::GgufLora | Flavour::GgufAlora => match gguf_alpha {
+                    Some(v) => Alpha::Stated(v, "adapter.lora.alpha".into()),
+                    None => Alpha::Default(rank.unwrap_or(1) as f64),
+                },
+                Flavour::Peft => match pattern(config, "alpha_pattern", &name).or_else(|| cfg_num("lora_alpha")) {
+                    Some(v) => Alpha::Stated(v, "adapter_config.json".into()),
+                    None => Alpha::Default(8.0),
+                },
+                _ => match (alpha_t, network_alpha) {
+                    (Some(i), _) => Alpha::InTensor(i),
+                    (None, Some(v)) => Alpha::Stated(v, "ss_network_alpha".into()),
+                    (None, None) => Alpha::Default(rank.unwrap_or(1) as f64),
+                },
+            };
+            Module { name, rank, in_features: inf, out_features: outf, alpha }
+        })
+        .collect::<Vec<_>>();
+    let base_model = match flavour {
+        Flavour::Peft => {
+            config.and_then(|c| c.get("base_model_name_or_path")).and_then(Json::as_str).map(str::to_owned)
+        }
+        Flavour::Kohya => text("ss_sd_model_name").map(str::to_owned),
+        _ => text("general.base_model.0.name")
+            .or_else(|| text("general.base_model.0.repo_url"))
+            .or_else(|| text("adapter.lora.base_model"))
+            .map(str::to_owned),
+    };
+    let target_modules = match config.and_then(|c| c.get("target_modules")) {
+        Some(Json::Array(list)) => list.iter().filter_map(Json::as_str).map(str::to_owned).collect(),
+        Some(Json::String(s)) => vec![s.clone()],
+        _ => {
+            let mut t: Vec<String> = modules.iter().map(|m| last_part(&m.name).to_owned()).collect();
+            t.sort();
+            t.dedup();
+            t
+        }
+    };
+    Some(Adapter { flavour, base_model, target_modules, modules })
+}
+
+/// `(module, slot)` of a PEFT name: slot 0 for A, 1 for B.
+fn split_peft(n: &str) -> Option<(&str, usize)> {
+    for (tag, slot) in [(".lora_A.", 0), (".lora_B.", 1), (".lora_embedding_A", 0), (".lora_embedding_B", 1)] {
+        if let Some((m, _)) = n.split_once(tag) {
+            return Some((m, slot));
+        }
+    }
+    None
+}
+
+/// The module's last part: `q_proj` of `model.layers.0.self_attn.q_proj`; kohya's names use `_`.
+fn last_part(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+/// A PEFT `alpha_pattern` / `rank_pattern` entry that applies to `module` (its key is the
+/// module's name or a suffix of it).
+fn pattern(config: Option<&Json>, field: &str, module: &str) -> Option<f64> {
+    let map = config?.get(field)?.as_object()?;
+    map.iter().find(|(k, _)| module == k.as_str() || module.ends_with(&format!(".{k}"))).and_then(|(_, v)| v.as_f64())
+}
+
+/// Reads the first value of each of a few small tensors (alphas): F16, BF16, F32 or F64.
+pub struct ScalarsJob {
+    wants: Vec<Option<(usize, u64, Dtype)>>,
+    next: usize,
+    out: Vec<Option<f64>>,
+}
+
+/// The job reading the value of tensors `indexes` of `cp` (`None` for one that is not a
+/// readable float scalar).
+pub fn scalars_job(cp: &Checkpoint, indexes: &[usize]) -> ScalarsJob {
+    let wants = indexes
+        .iter()
+        .map(|&i| {
+            let t = cp.tensors.get(i)?;
+            let start = t.data.as_ref().ok()?.range().start;
+            let width = match &t.dtype {
+                Dtype::Safetensors(St::F16 | St::BF16) => 2,
+                Dtype::Safetensors(St::F32) => 4,
+                Dtype::Safetensors(St::F64) => 8,
+                _ => return None,
+            };
+            (t.data.as_ref().ok()?.range().len() >= width).then(|| (t.file, start, t.dtype.clone()))
+        })
+        .collect::<Vec<_>>();
+    let n = wants.len();
+    ScalarsJob { wants, next: 0, out: Vec::with_capacity(n) }
+}
+
+impl Job for ScalarsJob {
+    type Output = Vec<Option<f64>>;
+
+    fn step(&mut self) -> JobStep<Vec<Option<f64>>> {
+        while let Some(w) = self.wants.get(self.next) {
+            match w {
+                Some((file, start, dtype)) => {
+                    let width = width(dtype);
+                    return JobStep::Need(Need {
+                        file: *file,
+                        range: super::range::ByteRange::new(*start, start + width),
+                    });
+                }
+                None => {
+                    self.out.push(None);
+                    self.next += 1;
+                }
+            }
+        }
+        JobStep::Done(std::mem::take(&mut self.out))
+    }
+
+    fn feed(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        let Some(Some((f, start, dtype))) = self.wants.get(self.next) else {
+            return Err(FeedError { expected: offset, got: offset });
+        };
+        if *f != file || *start != offset {
+            return Err(FeedError { expected: *start, got: offset });
+        }
+        let w = width(dtype) as usize;
+        if bytes.len() < w {
+            return Ok(()); // a short read: asked again
+        }
+        let b = &bytes[..w];
+        let v = match dtype {
+            Dtype::Safetensors(St::F16) => f64::from(half::f16::from_le_bytes([b[0], b[1]])),
+            Dtype::Safetensors(St::BF16) => f64::from(half::bf16::from_le_bytes([b[0], b[1]])),
+            Dtype::Safetensors(St::F32) => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            _ => f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        };
+        self.out.push(Some(v));
+        self.next += 1;
+        Ok(())
+    }
+}
+
+fn width(d: &Dtype) -> u64 {
+    match d {
+        Dtype::Safetensors(St::F16 | St::BF16) => 2,
+        Dtype::Safetensors(St::F32) => 4,
+        _ => 8,
+    }
+}

@@ -1,0 +1,146 @@
+//! Rendering a chat template for a sample conversation, as transformers renders one
+//! (`trim_blocks`, `lstrip_blocks`, loop controls, `raise_exception`, `tojson` without HTML
+//! escaping, Python's string methods), with a Rust Jinja engine that cannot reach any
+//! interpreter: an injected template renders as text or fails, and runs nothing. Fuel bounds
+//! the work, so `range(10**12)` stops with an error instead of hanging.
+
+use minijinja::syntax::SyntaxConfig;
+use minijinja::value::Serde;
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value};
+use serde_json::json;
+
+/// Most template instructions one render may run.
+const FUEL: u64 = 5_000_000;
+/// Longest rendering kept.
+const MAX_OUTPUT: usize = 1 << 20;
+
+/// The sample conversation: a system prompt and two user turns around an assistant reply.
+pub fn sample_messages() -> serde_json::Value {
+    json!([
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": "Hi."},
+        {"role": "user", "content": "Name a colour."},
+    ])
+}
+
+/// `template` rendered for [`sample_messages`] with a generation prompt, `bos_token` and
+/// `eos_token` as given; or the error, as the engine words it (never a panic).
+pub fn render_sample(template: &str, bos_token: &str, eos_token: &str) -> Result<String, String> {
+    let mut env = Environment::new();
+    let syntax = SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build().map_err(|e| e.to_string())?;
+    env.set_syntax(syntax);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_fuel(Some(FUEL));
+    env.set_recursion_limit(100);
+    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+    env.add_function("raise_exception", |msg: String| -> Result<Value, Error> {
+        Err(Error::new(ErrorKind::InvalidOperation, format!("raise_exception: {msg}")))
+    });
+    env.add_function("strftime_now", |fmt: String| -> String { fixed_date(&fmt) });
+    env.add_filter("tojson", |v: Value, indent: Option<usize>| -> Result<String, Error> {
+        let json: serde_json::Value =
+            serde_json::to_value(&v).map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+        let text = match indent {
+            Some(n) => {
+                let pad = vec![b' '; n.min(16)];
+                let mut out = Vec::new();
+                let fmt = serde_json::ser::PrettyFormatter::with_indent(&pad);
+                let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+                serde::Serialize::serialize(&json, &mut ser)
+                    .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+                String::from_utf8_lossy(&out).into_owned()
+            }
+            None => python_json(&json),
+        };
+        Ok(text)
+    });
+    let ctx = json!({
+        "messages": sample_messages(),
+        "add_generation_prompt": true,
+        "bos_token": bos_token,
+        "eos_token": eos_token,
+        "tools": [],
+    });
+    let out = env.render_str(template, Value::from(Serde(ctx))).map_err(|e| describe(&e))?;
+    if out.len() > MAX_OUTPUT {
+        return Err(format!("the rendering is {} bytes, over the {MAX_OUTPUT}-byte limit", out.len()));
+    }
+    Ok(out)
+}
+
+/// The error with its line, and the cause chain.
+fn describe(e: &Error) -> String {
+    let mut text = match e.line() {
+        Some(l) => format!("line {l}: {}", e.detail().unwrap_or(&e.kind().to_string())),
+        None => e.detail().map_or_else(|| e.kind().to_string(), str::to_owned),
+    };
+    if e.kind() == ErrorKind::OutOfFuel {
+        text.push_str(" (the template ran too long)");
+    }
+    text
+}
+
+/// `json.dumps(x, ensure_ascii=False)`: `", "` and `": "` separators, as Python writes them.
+fn python_json(v: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    match v {
+        J::Array(items) => format!("[{}]", items.iter().map(python_json).collect::<Vec<_>>().join(", ")),
+        J::Object(m) => {
+            let items: Vec<String> =
+                m.iter().map(|(k, v)| format!("{}: {}", J::String(k.clone()), python_json(v))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `strftime` of a fixed day (26 July 2024, 00:00), so a rendering is the same every day.
+fn fixed_date(fmt: &str) -> String {
+    fmt.replace("%d", "26")
+        .replace("%m", "07")
+        .replace("%Y", "2024")
+        .replace("%y", "24")
+        .replace("%B", "July")
+        .replace("%b", "Jul")
+        .replace("%A", "Friday")
+        .replace("%a", "Fri")
+        .replace("%H", "00")
+        .replace("%M", "00")
+        .replace("%S", "00")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_with_transformers_settings() {
+        let t = "{% for m in messages %}\n{{ m.role | upper }}: {{ m.content.strip() }}\n{% endfor %}";
+        assert_eq!(
+            render_sample(t, "", "").unwrap(),
+            "SYSTEM: You are terse.\nUSER: Hello\nASSISTANT: Hi.\nUSER: Name a colour.\n"
+        );
+        assert_eq!(render_sample("{{ {'a': [1, 'é']} | tojson }}", "", "").unwrap(), "{\"a\": [1, \"é\"]}");
+    }
+
+    #[test]
+    fn errors_are_returned_not_thrown() {
+        let e = render_sample("x\n{{ raise_exception('roles must alternate') }}", "", "").unwrap_err();
+        assert!(e.contains("roles must alternate") && e.contains("line 2"), "{e}");
+        assert!(render_sample("{% for %}", "", "").is_err());
+        let e = render_sample("{% for i in range(100000000) %}{{ i }}{% endfor %}", "", "").unwrap_err();
+        assert!(e.contains("too long") || e.contains("range"), "{e}");
+        let e = render_sample("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "", "").unwrap_err();
+        assert!(!e.is_empty());
+    }
+
+    #[test]
+    fn an_injection_runs_nothing() {
+        let evil = "{{ cycler.__init__.__globals__.os.popen('id').read() }}";
+        // Either it fails or it renders as text; no interpreter is reachable.
+        if let Ok(out) = render_sample(evil, "", "") {
+            assert!(!out.contains("uid="), "{out}");
+        }
+    }
+}
