@@ -42,10 +42,8 @@ pub fn training(cp: &Checkpoint) -> Training {
             continue;
         }
         let trimmed = text.trim_start();
-        let json = (trimmed.starts_with('{') || trimmed.starts_with('['))
-            .then(|| text.len() <= MAX_JSON)
-            .filter(|&ok| ok)
-            .and_then(|_| serde_json::from_str::<Json>(text).ok());
+        let looks_json = (trimmed.starts_with('{') || trimmed.starts_with('[')) && text.len() <= MAX_JSON;
+        let json = looks_json.then(|| serde_json::from_str::<Json>(text).ok()).flatten();
         match json {
             Some(j) => {
                 if key == "ss_tag_frequency" {

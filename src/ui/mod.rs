@@ -1,5 +1,6 @@
 //! The Leptos viewer. Components only, one per file: logic lives in the engine.
 
+mod adapter_view;
 mod check_panel;
 mod copy_button;
 mod diff_panel;
@@ -17,9 +18,11 @@ mod summary;
 mod tensor_detail;
 mod tensor_table;
 mod theme_toggle;
+mod tokenizer_view;
 
 use leptos::prelude::*;
 
+pub use adapter_view::AdapterView;
 pub use check_panel::CheckPanel;
 pub use copy_button::CopyButton;
 pub use diff_panel::DiffPanel;
@@ -35,6 +38,7 @@ pub use summary::SummaryView;
 pub use tensor_detail::TensorDetail;
 pub use tensor_table::TensorTable;
 pub use theme_toggle::ThemeToggle;
+pub use tokenizer_view::TokenizerView;
 
 use state::{AppState, Tab, SAMPLES};
 
@@ -122,9 +126,13 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] 
                     })}
                 </p>
                 <nav class="tabs" role="tablist">
-                    {tabs
+                    {move || tabs
                         .iter()
                         .copied()
+                        .filter(|&t| {
+                            t != Tab::Tokenizer
+                                || state.cp.with(|cp| cp.as_ref().is_some_and(|cp| tokenizer_view::has_tokenizer(cp)))
+                        })
                         .map(|t| {
                             view! {
                                 <button
@@ -152,6 +160,7 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] 
                     Tab::Summary => view! { <SummaryView /> }.into_any(),
                     Tab::Tensors => view! { <TensorTable /> }.into_any(),
                     Tab::Metadata => view! { <MetadataView /> }.into_any(),
+                    Tab::Tokenizer => view! { <TokenizerView /> }.into_any(),
                     Tab::Findings => view! { <FindingsView /> }.into_any(),
                     Tab::Check => view! { <CheckPanel /> }.into_any(),
                     Tab::Diff => view! { <DiffPanel /> }.into_any(),

@@ -21,13 +21,15 @@ pub enum Tab {
     Summary,
     Tensors,
     Metadata,
+    Tokenizer,
     Findings,
     Check,
     Diff,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [Tab::Summary, Tab::Tensors, Tab::Metadata, Tab::Findings, Tab::Check, Tab::Diff];
+    pub const ALL: [Tab; 7] =
+        [Tab::Summary, Tab::Tensors, Tab::Metadata, Tab::Tokenizer, Tab::Findings, Tab::Check, Tab::Diff];
     /// The tabs of the compact embed mode.
     pub const EMBED: [Tab; 2] = [Tab::Summary, Tab::Tensors];
     pub fn label(self) -> &'static str {
@@ -35,6 +37,7 @@ impl Tab {
             Tab::Summary => "Summary",
             Tab::Tensors => "Tensors",
             Tab::Metadata => "Metadata",
+            Tab::Tokenizer => "Tokenizer",
             Tab::Findings => "Findings",
             Tab::Check => "Check",
             Tab::Diff => "Compare",
@@ -45,6 +48,7 @@ impl Tab {
             Tab::Summary => "summary",
             Tab::Tensors => "tensors",
             Tab::Metadata => "metadata",
+            Tab::Tokenizer => "tokenizer",
             Tab::Findings => "findings",
             Tab::Check => "check",
             Tab::Diff => "diff",

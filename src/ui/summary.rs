@@ -17,6 +17,9 @@ pub fn SummaryView() -> impl IntoView {
     move || {
         let cp = state.cp.get()?;
         let s = summarize(&cp);
+        let kind = crate::engine::kind::kind(&cp);
+        let kind_detail = crate::engine::kind::describe(&cp, kind);
+        let is_adapter = kind == crate::engine::kind::Kind::Adapter;
         let (errors, warnings, infos) = severity_counts(&cp.findings);
         let total_bytes = s.all.bytes.max(1) as f64;
         let file_type = (cp.format == Format::Gguf).then(|| {
@@ -78,6 +81,11 @@ pub fn SummaryView() -> impl IntoView {
         Some(view! {
             <section class="panel" data-testid="summary">
                 <dl class="facts">
+                    <dt>"Kind"</dt>
+                    <dd data-testid="summary-kind" data-kind=kind.name()>
+                        <strong>{kind.name()}</strong>
+                        {(!kind_detail.is_empty()).then(|| format!(": {kind_detail}"))}
+                    </dd>
                     <dt>"Format"</dt>
                     <dd data-testid="summary-format">{cp.format.name()}</dd>
                     <dt>"Files"</dt>
@@ -117,6 +125,7 @@ pub fn SummaryView() -> impl IntoView {
                 </dl>
                 <h2>"Bytes by type (quant mix)"</h2>
                 <div class="bars" data-testid="dtype-chart">{bars}</div>
+                {is_adapter.then(|| view! { <super::AdapterView cp=cp.clone() /> })}
                 <super::EstimateView cp=cp.clone() />
                 <h2>"Files"</h2>
                 <ul class="files">{files}</ul>
