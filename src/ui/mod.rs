@@ -66,6 +66,13 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] 
     } else if let Some(name) = sample.filter(|_| !state.embed) {
         state.open_sample(name);
     }
+    // A checkpoint with no tokenizer has no Tokenizer tab: leave it for the summary.
+    Effect::new(move |_| {
+        let none = state.cp.with(|cp| cp.as_ref().is_some_and(|cp| !tokenizer_view::has_tokenizer(cp)));
+        if none && state.tab.get_untracked() == Tab::Tokenizer {
+            state.tab.set(Tab::Summary);
+        }
+    });
     let hash_listener = window_event_listener(leptos::ev::hashchange, move |_| state.follow_hash());
     on_cleanup(move || hash_listener.remove());
     let has_cp = move || state.cp.with(Option::is_some);

@@ -168,6 +168,7 @@ fn TokenPanel(cp: Arc<Checkpoint>) -> impl IntoView {
             <h3>"Merges"</h3>
             <super::MetaArray array=array file=file />
         })}
+        <h3>"Tokens"</h3>
         <label class="search-label">
             "Look a token up by id or by text "
             <SearchBox value=query placeholder="id (e.g. 128000) or text" testid="token-search" />

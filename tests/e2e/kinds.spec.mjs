@@ -109,6 +109,11 @@ test('tokens are read as gguf-py reads them, by id and by text, and templates ar
   assert.match(await tpl.textContent(), /<start_of_turn>/);
   assert.equal(await page.locator('[data-testid=template] start_of_turn').count(), 0);
   assert.equal(await page.locator('[data-testid=template-finding]').count(), 0);
+  // A file with no tokenizer has no Tokenizer tab, and its summary shows instead.
+  await v.pick(fixture('kinds', 'kohya.safetensors'));
+  await v.waitLoaded('kohya.safetensors');
+  await page.locator('[data-testid=summary-kind]').waitFor();
+  assert.equal(await page.locator('[data-testid=tab-tokenizer]').count(), 0);
   assert.deepEqual(s.browser.errors, []);
 });
 
