@@ -70,8 +70,8 @@ pub struct Diff {
 /// numpy order) agree (values are compared apart).
 pub fn diff(a: &Checkpoint, b: &Checkpoint) -> Diff {
     let matches = match (a.format, b.format) {
-        (Format::Safetensors, Format::Gguf) => mapped(a, b, false),
-        (Format::Gguf, Format::Safetensors) => mapped(b, a, true),
+        (Format::Safetensors | Format::Pickle, Format::Gguf) => mapped(a, b, false),
+        (Format::Gguf, Format::Safetensors | Format::Pickle) => mapped(b, a, true),
         _ => {
             let by_name: HashMap<&str, usize> =
                 b.tensors.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();

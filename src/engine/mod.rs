@@ -22,6 +22,7 @@ pub mod names;
 pub mod naming;
 pub mod npy;
 pub mod open;
+pub mod pickle;
 pub mod plan;
 pub mod projector;
 pub mod range;

@@ -11,6 +11,8 @@ use super::safetensors::Dtype as StDtype;
 pub enum Format {
     Safetensors,
     Gguf,
+    /// PyTorch pickle checkpoints (`.bin`, `.pt`, `.pth`, `.ckpt`), read without running them.
+    Pickle,
 }
 
 impl Format {
@@ -19,6 +21,7 @@ impl Format {
         match self {
             Format::Safetensors => "safetensors",
             Format::Gguf => "gguf",
+            Format::Pickle => "pickle",
         }
     }
 }
@@ -119,6 +122,12 @@ pub enum Lost {
     PastEnd { end: Option<u64>, file_len: u64 },
     /// The header's data offsets end before they begin.
     Inverted,
+    /// A pickle's tensor views a storage the file does not hold.
+    NoStorage,
+    /// A pickle's tensor is not laid out row-major (its strides skip or repeat elements).
+    Strided,
+    /// The values are stored big-endian, which the decoders do not read.
+    BigEndian,
 }
 
 impl std::fmt::Display for Lost {
@@ -136,6 +145,9 @@ impl std::fmt::Display for Lost {
             }
             Lost::PastEnd { end: None, .. } => write!(f, "its data would end past byte 2^64"),
             Lost::Inverted => write!(f, "its data offsets end before they begin"),
+            Lost::NoStorage => write!(f, "the storage it views is not in the file"),
+            Lost::Strided => write!(f, "its strides are not row-major, so its values are not read"),
+            Lost::BigEndian => write!(f, "it is stored big-endian, which is not decoded"),
         }
     }
 }
@@ -186,6 +198,8 @@ pub struct Checkpoint {
     pub tensors: Vec<Tensor>,
     /// The Hugging Face config files given with the weights, by file name.
     pub configs: Vec<ConfigFile>,
+    /// Every import a pickle checkpoint's files would make, with the file it is in.
+    pub imports: Vec<(usize, super::pickle::Import)>,
     pub findings: Vec<Finding>,
 }
 
@@ -200,6 +214,7 @@ impl Checkpoint {
             big_endian: vec![],
             tensors: vec![],
             configs: vec![],
+            imports: vec![],
             findings: vec![],
         }
     }

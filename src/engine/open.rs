@@ -14,7 +14,7 @@ pub enum Parsed {
     Safetensors(safetensors::Header),
     Index(safetensors::Index),
     Config(ConfigRead),
-    Pickle(&'static str),
+    Pickle(super::pickle::PickleRead),
     Other,
 }
 
@@ -24,6 +24,7 @@ enum Inner {
     Safetensors(safetensors::HeaderDecoder),
     Index(safetensors::IndexDecoder),
     Config(ConfigDecoder),
+    Pickle(Box<super::pickle::PickleDecoder>),
     Done(Option<Parsed>),
 }
 
@@ -58,7 +59,10 @@ impl Decoder for FileDecoder {
                         FileKind::Safetensors => Inner::Safetensors(safetensors::HeaderDecoder::new(self.file_len)),
                         FileKind::SafetensorsIndex => Inner::Index(safetensors::IndexDecoder::new(self.file_len)),
                         FileKind::Config => Inner::Config(ConfigDecoder::new(self.file_len)),
-                        FileKind::Pickle(how) => Inner::Done(Some(Parsed::Pickle(how))),
+                        FileKind::Pickle(_) => Inner::Pickle(Box::new(super::pickle::PickleDecoder::new(
+                            self.file_len,
+                            head.starts_with(b"PK\x03\x04"),
+                        ))),
                         FileKind::Other => Inner::Done(Some(Parsed::Other)),
                     };
                     let fed = match &mut inner {
@@ -87,6 +91,10 @@ impl Decoder for FileDecoder {
                     Step::Need(r) => return Step::Need(r),
                     Step::Done(c) => self.inner = Inner::Done(Some(Parsed::Config(c))),
                 },
+                Inner::Pickle(d) => match d.step() {
+                    Step::Need(r) => return Step::Need(r),
+                    Step::Done(p) => self.inner = Inner::Done(Some(Parsed::Pickle(p))),
+                },
                 Inner::Done(out) => return Step::Done(out.take().unwrap_or(Parsed::Other)),
             }
         }
@@ -99,6 +107,7 @@ impl Decoder for FileDecoder {
             Inner::Safetensors(d) => d.feed(offset, bytes),
             Inner::Index(d) => d.feed(offset, bytes),
             Inner::Config(d) => d.feed(offset, bytes),
+            Inner::Pickle(d) => d.feed(offset, bytes),
             Inner::Done(_) => Ok(()),
         }
     }

@@ -144,6 +144,15 @@ struct Totals {
 }
 
 #[derive(Serialize)]
+struct ImportJson<'a> {
+    file: usize,
+    module: &'a str,
+    name: &'a str,
+    at: u64,
+    verdict: &'static str,
+}
+
+#[derive(Serialize)]
 struct ScanJson<'a> {
     tensor: &'a str,
     file: usize,
@@ -251,6 +260,20 @@ impl Serialize for Report<'_> {
         m.serialize_entry("summary", &SummaryJson(&self.summary))?;
         m.serialize_entry("estimate", &EstimateJson(&self.estimate))?;
         m.serialize_entry("findings", &seq(self.findings()))?;
+        if cp.format == super::model::Format::Pickle {
+            let imports = cp.imports.iter().map(|(file, i)| ImportJson {
+                file: *file,
+                module: &i.module,
+                name: &i.name,
+                at: i.at,
+                verdict: match i.verdict {
+                    super::pickle::safety::Verdict::Expected => "expected",
+                    super::pickle::safety::Verdict::Unknown => "unknown",
+                    super::pickle::safety::Verdict::Dangerous => "dangerous",
+                },
+            });
+            m.serialize_entry("imports", &seq(imports))?;
+        }
         if let Some(scan) = self.scan {
             let counted = cp.tensors.iter().zip(scan).filter_map(|(t, o)| match o {
                 ScanOutcome::Counted(c) => {

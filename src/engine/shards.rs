@@ -44,6 +44,7 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     let mut gg = Vec::new();
     let mut indexes = Vec::new();
     let mut configs = Vec::new();
+    let mut pickles = Vec::new();
     for (i, (mut info, parsed)) in given.into_iter().enumerate() {
         info.given = i;
         match parsed {
@@ -61,14 +62,7 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
             Parsed::Config(ConfigRead::NotJson(why)) => {
                 findings.push(Finding::warning(config::rules::NOT_JSON, format!("{} was not used: {why}", info.path)))
             }
-            Parsed::Pickle(how) => findings.push(Finding::warning(
-                rules::PICKLE_NOT_LOADED,
-                format!(
-                    "{} is a pickle checkpoint ({how}); loading a pickle runs code, so it is not opened. \
-                     Convert it to safetensors to inspect it",
-                    info.path
-                ),
-            )),
+            Parsed::Pickle(read) => pickles.push((info, read)),
             Parsed::Other => findings.push(Finding::info(
                 rules::IGNORED_FILE,
                 format!("{} is not a checkpoint file and was ignored", info.path),
@@ -88,7 +82,21 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     } else {
         indexes.iter().find_map(|(info, ix)| Some((info.path.clone(), ix.total_parameters?)))
     };
-    let mut cp = if use_gguf {
+    if !pickles.is_empty() && (!st.is_empty() || !gg.is_empty()) {
+        for (info, _) in &pickles {
+            findings.push(Finding::info(
+                rules::PICKLE_NOT_LOADED,
+                format!("{} is a pickle checkpoint; the safetensors or GGUF files given with it are shown", info.path),
+            ));
+        }
+        pickles.clear();
+    }
+    let mut cp = if !pickles.is_empty() {
+        for (info, _) in &indexes {
+            findings.push(Finding::info(rules::IGNORED_FILE, format!("{} is an index and was ignored", info.path)));
+        }
+        super::pickle::assemble::pickle_set(pickles)
+    } else if use_gguf {
         for (info, _) in &indexes {
             findings.push(Finding::info(
                 rules::IGNORED_FILE,
@@ -99,7 +107,10 @@ pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
     } else if !st.is_empty() || !indexes.is_empty() {
         safetensors_set(st, indexes)
     } else {
-        findings.push(Finding::error(rules::NO_CHECKPOINT, "no safetensors or GGUF file among the files given"));
+        findings.push(Finding::error(
+            rules::NO_CHECKPOINT,
+            "no safetensors, GGUF or pickle checkpoint among the files given",
+        ));
         Checkpoint::empty(Format::Safetensors)
     };
     findings.append(&mut cp.findings);

@@ -106,7 +106,9 @@ impl Estimate {
 pub fn facts(cp: &Checkpoint) -> Option<Facts> {
     match cp.format {
         Format::Gguf => from_gguf(cp),
-        Format::Safetensors => cp.config("config.json").and_then(from_config).or_else(|| from_shapes(cp)),
+        Format::Safetensors | Format::Pickle => {
+            cp.config("config.json").and_then(from_config).or_else(|| from_shapes(cp))
+        }
     }
 }
 

@@ -1,0 +1,132 @@
+//! Pickle files as one [`Checkpoint`]: tensors located in their storages (row-major views of
+//! stored bytes only), every import with its verdict as a finding, the container's facts as
+//! metadata.
+
+use std::collections::BTreeMap;
+
+use super::safety::Verdict;
+use super::{rules, Container, PickleRead};
+use crate::findings::Finding;
+use crate::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
+
+/// The pickle files given (shards of one model are listed together, file by file).
+pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
+    let mut cp = Checkpoint::empty(Format::Pickle);
+    let mut files = files;
+    files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    for (i, (info, read)) in files.into_iter().enumerate() {
+        let big_endian = read.findings.iter().any(|f| f.code == rules::BIG_ENDIAN);
+        let mut meta = vec![("pickle.container".to_owned(), read.container.name().to_owned())];
+        if read.protocol > 0 {
+            meta.push(("pickle.protocol".into(), read.protocol.to_string()));
+        }
+        meta.extend(read.facts.iter().map(|(k, v)| (format!("pickle.{k}"), v.clone())));
+        for (k, v) in meta {
+            if cp.meta(&k).is_none() {
+                cp.metadata.push((k, MetaValue::Text(v)));
+                cp.meta_file.push(i);
+            }
+        }
+        for t in &read.tensors {
+            let dtype = match t.storage.dtype {
+                Some(d) => Dtype::Safetensors(d),
+                None => Dtype::Unknown(t.storage.type_name.clone()),
+            };
+            let elems = t.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+            let width = t.storage.dtype.and_then(|d| d.nbytes(1));
+            let nbytes = elems.zip(width).and_then(|(e, w)| e.checked_mul(w));
+            let storage = read.storages.get(&t.storage.key);
+            let offset = storage.zip(width).and_then(|(s, w)| t.storage_offset.checked_mul(w)?.checked_add(s.start));
+            let data = match (storage, offset, nbytes) {
+                (None, _, _) => Err(Lost::NoStorage),
+                (_, _, None) | (_, None, _) => Err(Lost::NoSize),
+                _ if big_endian => Err(Lost::BigEndian),
+                _ if !t.contiguous() => Err(Lost::Strided),
+                (Some(s), Some(o), Some(n)) => match o.checked_add(n) {
+                    Some(end) if end <= s.start + s.len => Extent::check(&dtype, &t.shape, o, n, info.size),
+                    _ => {
+                        cp.findings.push(
+                            Finding::error(
+                                rules::STORAGE_TOO_SMALL,
+                                format!(
+                                    "it views {n} bytes from element {} of storage {}, which holds {} bytes",
+                                    t.storage_offset, t.storage.key, s.len
+                                ),
+                            )
+                            .in_file(i)
+                            .on_tensor(&t.name),
+                        );
+                        Err(Lost::PastEnd { end: o.checked_add(n), file_len: s.start + s.len })
+                    }
+                },
+            };
+            if data == Err(Lost::Strided) {
+                cp.findings.push(
+                    Finding::info(
+                        rules::NOT_CONTIGUOUS,
+                        format!(
+                            "shape {:?} with strides {:?} is not row-major: its values are not read",
+                            t.shape, t.strides
+                        ),
+                    )
+                    .in_file(i)
+                    .on_tensor(&t.name),
+                );
+            }
+            cp.tensors.push(Tensor {
+                name: t.name.clone(),
+                dtype,
+                shape: t.shape.clone(),
+                file: i,
+                offset,
+                nbytes: nbytes.unwrap_or(0),
+                data,
+            });
+        }
+        cp.findings.extend(import_findings(&info.path, &read).into_iter().map(|f| f.in_file(i)));
+        cp.findings.extend(read.findings.into_iter().map(|f| f.in_file(i)));
+        cp.imports.extend(read.imports.into_iter().map(|imp| (i, imp)));
+        cp.big_endian.push(false);
+        cp.files.push(info);
+    }
+    cp
+}
+
+/// One finding per distinct import that is not expected: errors for the dangerous ones.
+fn import_findings(path: &str, read: &PickleRead) -> Vec<Finding> {
+    let mut seen: BTreeMap<(Verdict, &str, &str), (u64, u64)> = BTreeMap::new();
+    for imp in &read.imports {
+        let e = seen.entry((imp.verdict, &imp.module, &imp.name)).or_insert((imp.at, 0));
+        e.1 += 1;
+    }
+    let what = match read.container {
+        Container::TorchZip => "data.pkl",
+        _ => "the pickle",
+    };
+    let mut out: Vec<Finding> = seen
+        .into_iter()
+        .rev()
+        .filter_map(|((verdict, module, name), (at, n))| {
+            let times = if n > 1 { format!(", {n} times") } else { String::new() };
+            match verdict {
+                Verdict::Dangerous => Some(Finding::error(
+                    rules::DANGEROUS_IMPORT,
+                    format!(
+                        "{path}: {what} imports {module}.{name} (byte {at}{times}), which runs programs or reaches \
+                         outside: loading this file with torch.load or pickle would run it"
+                    ),
+                )),
+                Verdict::Unknown => Some(Finding::warning(
+                    rules::UNKNOWN_IMPORT,
+                    format!(
+                        "{path}: {what} imports {module}.{name} (byte {at}{times}), which a checkpoint does not need: \
+                         loading this file runs that code"
+                    ),
+                )),
+                Verdict::Expected => None,
+            }
+        })
+        .collect();
+    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    out
+}

@@ -1,0 +1,562 @@
+//! PyTorch pickle checkpoints opened without running them: the torch.save zip (`data.pkl` and
+//! its `data/<key>` storages, read in place), the legacy format (magic number, protocol, system
+//! info, the pickle, the storage keys, then the raw storages) and plain pickle streams. A
+//! [`machine`] builds a tree of what the pickle says; [`torch`] finds the tensors in it;
+//! [`safety`] judges every import. Nothing is ever imported or called.
+
+pub mod assemble;
+pub mod machine;
+pub mod safety;
+pub mod torch;
+pub mod zip;
+
+use std::collections::HashMap;
+
+use crate::findings::Finding;
+use crate::range::ByteRange;
+use crate::safetensors::Dtype;
+use crate::step::{Decoder, FeedError, Step};
+use machine::{Node, Tree};
+use safety::{judge, Verdict};
+use torch::PickledTensor;
+
+/// Stable codes of the rules a pickle checkpoint can break.
+pub mod rules {
+    pub const DANGEROUS_IMPORT: &str = "pickle.dangerous_import";
+    pub const UNKNOWN_IMPORT: &str = "pickle.unknown_import";
+    pub const STOPPED: &str = "pickle.stopped";
+    pub const BAD_ZIP: &str = "pickle.bad_zip";
+    pub const NO_DATA_PKL: &str = "pickle.no_data_pkl";
+    pub const COMPRESSED: &str = "pickle.compressed";
+    pub const TOO_LARGE: &str = "pickle.too_large";
+    pub const MISSING_STORAGE: &str = "pickle.missing_storage";
+    pub const STORAGE_TOO_SMALL: &str = "pickle.storage_too_small";
+    pub const NOT_CONTIGUOUS: &str = "pickle.not_contiguous";
+    pub const UNKNOWN_STORAGE: &str = "pickle.unknown_storage_type";
+    pub const BIG_ENDIAN: &str = "pickle.big_endian";
+    pub const NO_STORAGES: &str = "pickle.no_storages";
+}
+
+/// Largest pickle read (the `data.pkl` of a 70B model is a few MB).
+pub const MAX_PICKLE_BYTES: u64 = 256 << 20;
+/// The first read of a file that starts with a pickle; doubled until the pickle's STOP.
+const FIRST_PREFIX: u64 = 1 << 20;
+/// The legacy format's magic number (`torch.serialization.MAGIC_NUMBER`).
+const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
+
+/// Which container held the pickle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Container {
+    TorchZip,
+    TorchLegacy,
+    Plain,
+}
+
+impl Container {
+    pub fn name(self) -> &'static str {
+        match self {
+            Container::TorchZip => "torch zip",
+            Container::TorchLegacy => "torch legacy",
+            Container::Plain => "pickle",
+        }
+    }
+}
+
+/// One import the pickle would make.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    pub module: String,
+    pub name: String,
+    /// Absolute offset of the opcode that names it.
+    pub at: u64,
+    pub verdict: Verdict,
+}
+
+/// Where a storage's bytes are: their start and length in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub start: u64,
+    pub len: u64,
+}
+
+/// What one pickle file holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickleRead {
+    pub container: Container,
+    pub protocol: u8,
+    pub tensors: Vec<PickledTensor>,
+    /// Storage key → its bytes, for the storages found.
+    pub storages: HashMap<String, Located>,
+    pub imports: Vec<Import>,
+    pub findings: Vec<Finding>,
+    /// What the container says: `archive`, `byteorder`, the legacy protocol.
+    pub facts: Vec<(String, String)>,
+}
+
+/// The legacy format's storage keys, in the order their bytes follow, and where they begin.
+type LegacyKeys = (Vec<String>, u64);
+
+enum State {
+    ZipTail,
+    Zip64Locator(zip::End),
+    Zip64End(zip::End, u64),
+    ZipDir(zip::End),
+    /// Local headers to read: (entry index, purpose).
+    ZipLocal(Vec<zip::Entry>, Vec<(usize, Purpose)>),
+    ZipBytes(Vec<zip::Entry>, Vec<(usize, Purpose)>, Purpose, ByteRange),
+    Prefix(u64),
+    LegacySizes {
+        keys: Vec<String>,
+        next: usize,
+        at: u64,
+    },
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    Pickle,
+    ByteOrder,
+    Storage,
+}
+
+/// Decodes a pickle checkpoint by ranges: the zip's directory and local headers, the pickle,
+/// the legacy format's storage sizes; never a storage's bytes.
+pub struct PickleDecoder {
+    file_len: u64,
+    state: State,
+    want: Option<ByteRange>,
+    buf: Vec<u8>,
+    out: PickleRead,
+    tree: Option<Tree>,
+    /// The zip entries' folder (`archive/`): storages are `<prefix>data/<key>`.
+    prefix: String,
+    /// The legacy format's storage key → element type, for walking the storages.
+    storage_types: HashMap<String, Dtype>,
+}
+
+impl PickleDecoder {
+    /// A decoder for a file of `file_len` bytes; `zip` when it starts with a zip local header.
+    pub fn new(file_len: u64, zip: bool) -> Self {
+        let container = if zip { Container::TorchZip } else { Container::Plain };
+        PickleDecoder {
+            file_len,
+            state: if zip { State::ZipTail } else { State::Prefix(FIRST_PREFIX.min(file_len)) },
+            want: None,
+            buf: Vec::new(),
+            out: PickleRead {
+                container,
+                protocol: 0,
+                tensors: vec![],
+                storages: HashMap::new(),
+                imports: vec![],
+                findings: vec![],
+                facts: vec![],
+            },
+            tree: None,
+            prefix: String::new(),
+            storage_types: HashMap::new(),
+        }
+    }
+
+    fn fail(&mut self, code: &'static str, msg: String) {
+        self.out.findings.push(Finding::error(code, msg));
+        self.finish();
+    }
+
+    /// The bytes of `range`, once they are all fed.
+    fn got(&mut self, range: ByteRange) -> Option<Vec<u8>> {
+        if self.want != Some(range) {
+            self.want = Some(range);
+            self.buf.clear();
+        }
+        (self.buf.len() as u64 >= range.len()).then(|| std::mem::take(&mut self.buf)).inspect(|_| self.want = None)
+    }
+
+    fn finish(&mut self) {
+        if let Some(tree) = self.tree.take() {
+            self.out.protocol = tree.protocol;
+            for (module, name, at) in tree.globals() {
+                self.out.imports.push(Import {
+                    module: module.into(),
+                    name: name.into(),
+                    at,
+                    verdict: judge(module, name),
+                });
+            }
+            if let Some(s) = &tree.stopped {
+                self.out.findings.push(Finding::error(
+                    rules::STOPPED,
+                    format!("the pickle stops being read at byte {}: {}; what was read before is shown", s.at, s.why),
+                ));
+            }
+            self.out.tensors = torch::tensors(&tree);
+        }
+        self.state = State::Done;
+    }
+
+    /// Run the pickle starting at `at` in `bytes` (whose first byte is at absolute `base`).
+    fn run_at(bytes: &[u8], base: u64, at: u64) -> Tree {
+        let from = (at - base) as usize;
+        machine::run(&bytes[from.min(bytes.len())..], at)
+    }
+
+    /// The legacy format's pickles in `prefix` (the file's first bytes): `None` when they run
+    /// past the prefix (read more), else the object's tree and, for the legacy format, the
+    /// storage keys and where the storages begin.
+    fn legacy(prefix: &[u8]) -> Option<(Tree, Option<LegacyKeys>)> {
+        let first = machine::run(prefix, 0);
+        if first.truncated {
+            return None;
+        }
+        let magic = matches!(first.root.and_then(|r| first.get(r)), Some(Node::BigInt(b)) if b[..] == LEGACY_MAGIC);
+        if !magic {
+            return Some((first, None));
+        }
+        let mut at = first.end?;
+        let mut trees = Vec::new();
+        for _ in 0..4 {
+            let t = Self::run_at(prefix, 0, at);
+            if t.truncated {
+                return None;
+            }
+            at = t.end?;
+            trees.push(t);
+        }
+        let keys_tree = trees.pop()?;
+        let object = trees.pop()?;
+        let keys = keys_tree
+            .root
+            .and_then(|r| keys_tree.items(r))
+            .map(|items| items.iter().map(|&k| keys_tree.str(k).unwrap_or_default().to_owned()).collect())
+            .unwrap_or_default();
+        Some((object, Some((keys, at))))
+    }
+
+    fn advance(&mut self) -> Option<ByteRange> {
+        loop {
+            match std::mem::replace(&mut self.state, State::Done) {
+                State::Done => return None,
+                State::ZipTail => {
+                    let start = self.file_len.saturating_sub(zip::TAIL_BYTES);
+                    let range = ByteRange::new(start, self.file_len);
+                    let Some(tail) = self.got(range) else {
+                        self.state = State::ZipTail;
+                        return Some(range);
+                    };
+                    match zip::find_end(&tail, start) {
+                        None => {
+                            self.fail(rules::BAD_ZIP, "no end-of-central-directory record: the zip is cut short".into())
+                        }
+                        Some(end) if end.zip64 => self.state = State::Zip64Locator(end),
+                        Some(end) => self.state = State::ZipDir(end),
+                    }
+                }
+                State::Zip64Locator(end) => {
+                    let Some(from) = end.at.checked_sub(20) else {
+                        self.fail(rules::BAD_ZIP, "the ZIP64 locator lies before the file".into());
+                        continue;
+                    };
+                    let range = ByteRange::new(from, end.at);
+                    let Some(b) = self.got(range) else {
+                        self.state = State::Zip64Locator(end);
+                        return Some(range);
+                    };
+                    match zip::zip64_locator(&b) {
+                        Some(at) if at.checked_add(56).is_some_and(|e| e <= self.file_len) => {
+                            self.state = State::Zip64End(end, at)
+                        }
+                        _ => self.fail(rules::BAD_ZIP, "the ZIP64 end record is missing or past the end".into()),
+                    }
+                }
+                State::Zip64End(end, at) => {
+                    let range = ByteRange::new(at, at + 56);
+                    let Some(b) = self.got(range) else {
+                        self.state = State::Zip64End(end, at);
+                        return Some(range);
+                    };
+                    match zip::zip64_end(&b, end) {
+                        Some(end) => self.state = State::ZipDir(end),
+                        None => self.fail(rules::BAD_ZIP, format!("no ZIP64 end record at byte {at}")),
+                    }
+                }
+                State::ZipDir(end) => {
+                    let Some(dir_end) = end.dir_offset.checked_add(end.dir_size).filter(|&e| e <= self.file_len) else {
+                        self.fail(
+                            rules::BAD_ZIP,
+                            format!(
+                                "the central directory ({} bytes at {}) runs past the end",
+                                end.dir_size, end.dir_offset
+                            ),
+                        );
+                        continue;
+                    };
+                    if end.dir_size > zip::MAX_DIRECTORY_BYTES {
+                        self.fail(
+                            rules::TOO_LARGE,
+                            format!("the central directory is {} bytes; not read", end.dir_size),
+                        );
+                        continue;
+                    }
+                    let range = ByteRange::new(end.dir_offset, dir_end);
+                    let Some(dir) = self.got(range) else {
+                        self.state = State::ZipDir(end);
+                        return Some(range);
+                    };
+                    let entries = match zip::entries(&dir, end.entries) {
+                        Ok(e) => e,
+                        Err(why) => {
+                            self.fail(rules::BAD_ZIP, why);
+                            continue;
+                        }
+                    };
+                    let pkl = entries
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, e)| e.name == "data.pkl" || e.name.ends_with("/data.pkl"))
+                        .min_by_key(|(_, e)| e.name.len())
+                        .map(|(i, _)| i);
+                    let Some(pkl) = pkl else {
+                        self.fail(
+                            rules::NO_DATA_PKL,
+                            format!("the zip holds {} entries but no data.pkl", entries.len()),
+                        );
+                        continue;
+                    };
+                    self.prefix = entries[pkl].name.trim_end_matches("data.pkl").to_owned();
+                    self.out.facts.push(("archive".into(), self.prefix.trim_end_matches('/').to_owned()));
+                    let mut todo = vec![(pkl, Purpose::Pickle)];
+                    if let Some(b) = entries.iter().position(|e| e.name == format!("{}byteorder", self.prefix)) {
+                        todo.push((b, Purpose::ByteOrder));
+                    }
+                    todo.reverse();
+                    self.state = State::ZipLocal(entries, todo);
+                }
+                State::ZipLocal(entries, mut todo) => {
+                    let Some(&(i, purpose)) = todo.last() else {
+                        self.finish();
+                        continue;
+                    };
+                    let e = &entries[i];
+                    let range = ByteRange::new(e.local, e.local.saturating_add(30).min(self.file_len));
+                    let Some(h) = self.got(range) else {
+                        self.state = State::ZipLocal(entries, todo);
+                        return Some(range);
+                    };
+                    todo.pop();
+                    let Some(start) = zip::data_start(&h, e.local) else {
+                        let msg = format!("{}: no local header at byte {}", e.name, e.local);
+                        self.out.findings.push(Finding::error(rules::BAD_ZIP, msg));
+                        if purpose == Purpose::Pickle {
+                            self.finish();
+                        } else {
+                            self.state = State::ZipLocal(entries, todo);
+                        }
+                        continue;
+                    };
+                    let len = e.compressed;
+                    if start.checked_add(len).is_none_or(|end| end > self.file_len) {
+                        let msg = format!("{}: its {len} bytes at {start} run past the end of the file", e.name);
+                        self.out.findings.push(Finding::error(rules::BAD_ZIP, msg));
+                        if purpose == Purpose::Pickle {
+                            self.finish();
+                        } else {
+                            self.state = State::ZipLocal(entries, todo);
+                        }
+                        continue;
+                    }
+                    match purpose {
+                        Purpose::Storage => {
+                            let key = e.name[self.prefix.len() + "data/".len()..].to_owned();
+                            if e.method != 0 {
+                                let msg =
+                                    format!("{}: compressed (method {}); its values are not read", e.name, e.method);
+                                self.out.findings.push(Finding::warning(rules::COMPRESSED, msg));
+                            } else {
+                                self.out.storages.insert(key, Located { start, len });
+                            }
+                            self.state = State::ZipLocal(entries, todo);
+                        }
+                        _ if e.method != 0 => {
+                            let msg = format!("{} is compressed (method {}): not read", e.name, e.method);
+                            self.out.findings.push(Finding::error(rules::COMPRESSED, msg));
+                            if purpose == Purpose::Pickle {
+                                self.finish();
+                            } else {
+                                self.state = State::ZipLocal(entries, todo);
+                            }
+                        }
+                        _ if len > MAX_PICKLE_BYTES => {
+                            self.fail(
+                                rules::TOO_LARGE,
+                                format!("{} is {len} bytes, over {MAX_PICKLE_BYTES}: not read", e.name),
+                            );
+                        }
+                        _ => self.state = State::ZipBytes(entries, todo, purpose, ByteRange::new(start, start + len)),
+                    }
+                }
+                State::ZipBytes(entries, mut todo, purpose, range) => {
+                    let Some(b) = self.got(range) else {
+                        self.state = State::ZipBytes(entries, todo, purpose, range);
+                        return Some(range);
+                    };
+                    if purpose == Purpose::ByteOrder {
+                        let order = String::from_utf8_lossy(&b).trim().to_owned();
+                        if order == "big" {
+                            self.out.findings.push(Finding::warning(
+                                rules::BIG_ENDIAN,
+                                "byteorder says big-endian: the tensors are listed, their values are not decoded",
+                            ));
+                        }
+                        self.out.facts.push(("byteorder".into(), order));
+                        self.state = State::ZipLocal(entries, todo);
+                        continue;
+                    }
+                    let tree = machine::run(&b, range.start);
+                    // The storages the tensors use, each by its `data/<key>` entry.
+                    let keys: std::collections::BTreeSet<String> =
+                        torch::tensors(&tree).into_iter().map(|t| t.storage.key).collect();
+                    let by_name: HashMap<&str, usize> =
+                        entries.iter().enumerate().map(|(i, e)| (e.name.as_str(), i)).collect();
+                    for k in &keys {
+                        match by_name.get(format!("{}data/{k}", self.prefix).as_str()) {
+                            Some(&i) => todo.insert(0, (i, Purpose::Storage)),
+                            None => self.out.findings.push(Finding::error(
+                                rules::MISSING_STORAGE,
+                                format!(
+                                    "storage {k} is not in the zip ({}data/{k}): its tensors have no data",
+                                    self.prefix
+                                ),
+                            )),
+                        }
+                    }
+                    self.tree = Some(tree);
+                    self.state = State::ZipLocal(entries, todo);
+                }
+                State::Prefix(len) => {
+                    let range = ByteRange::new(0, len);
+                    let Some(prefix) = self.got(range) else {
+                        self.state = State::Prefix(len);
+                        return Some(range);
+                    };
+                    match Self::legacy(&prefix) {
+                        None if len < self.file_len.min(MAX_PICKLE_BYTES) => {
+                            self.state = State::Prefix(len.saturating_mul(4).min(self.file_len).min(MAX_PICKLE_BYTES));
+                        }
+                        None => {
+                            // Cut short even read whole: show what the first pickle built.
+                            self.tree = Some(machine::run(&prefix, 0));
+                            self.finish();
+                        }
+                        Some((tree, None)) => {
+                            self.tree = Some(tree);
+                            self.finish();
+                        }
+                        Some((tree, Some((keys, at)))) => {
+                            self.out.container = Container::TorchLegacy;
+                            self.storage_types = torch::tensors(&tree)
+                                .into_iter()
+                                .filter_map(|t| Some((t.storage.key, t.storage.dtype?)))
+                                .collect();
+                            self.tree = Some(tree);
+                            self.state = State::LegacySizes { keys, next: 0, at };
+                        }
+                    }
+                }
+                State::LegacySizes { keys, next, at } => {
+                    let Some(key) = keys.get(next).cloned() else {
+                        self.finish();
+                        continue;
+                    };
+                    let range = ByteRange::new(at, at.saturating_add(8).min(self.file_len));
+                    if range.len() < 8 {
+                        self.out.findings.push(Finding::error(
+                            rules::MISSING_STORAGE,
+                            format!("the file ends at byte {} before storage {key} (of {})", self.file_len, keys.len()),
+                        ));
+                        self.finish();
+                        continue;
+                    }
+                    let Some(b) = self.got(range) else {
+                        self.state = State::LegacySizes { keys, next, at };
+                        return Some(range);
+                    };
+                    let numel = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+                    let dtype = self.storage_types.get(&key).copied();
+                    let Some(width) = dtype.and_then(|d| d.nbytes(1)) else {
+                        self.out.findings.push(Finding::error(
+                            rules::UNKNOWN_STORAGE,
+                            format!(
+                                "storage {key} has no known element type, so the storages after it cannot be found"
+                            ),
+                        ));
+                        self.finish();
+                        continue;
+                    };
+                    let start = at + 8;
+                    let end =
+                        numel.checked_mul(width).and_then(|n| start.checked_add(n)).filter(|&e| e <= self.file_len);
+                    let Some(end) = end else {
+                        self.out.findings.push(Finding::error(
+                            rules::STORAGE_TOO_SMALL,
+                            format!("storage {key} declares {numel} elements, past the end of the file"),
+                        ));
+                        self.finish();
+                        continue;
+                    };
+                    self.out.storages.insert(key, Located { start, len: end - start });
+                    self.state = State::LegacySizes { keys, next: next + 1, at: end };
+                }
+            }
+        }
+    }
+}
+
+impl Decoder for PickleDecoder {
+    type Output = PickleRead;
+
+    fn step(&mut self) -> Step<PickleRead> {
+        match self.advance() {
+            Some(range) => {
+                let have = self.buf.len() as u64;
+                Step::Need(ByteRange::new(range.start + have, range.end))
+            }
+            None => {
+                if self.out.container == Container::Plain && !self.out.tensors.is_empty() {
+                    self.out.findings.push(Finding::info(
+                        rules::NO_STORAGES,
+                        "a plain pickle: its tensors name storages this file does not hold, so their values are not read",
+                    ));
+                }
+                Step::Done(std::mem::replace(
+                    &mut self.out,
+                    PickleRead {
+                        container: Container::Plain,
+                        protocol: 0,
+                        tensors: vec![],
+                        storages: HashMap::new(),
+                        imports: vec![],
+                        findings: vec![],
+                        facts: vec![],
+                    },
+                ))
+            }
+        }
+    }
+
+    fn feed(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
+        let Some(want) = self.want else { return Ok(()) };
+        let expected = want.start + self.buf.len() as u64;
+        if offset != expected {
+            return Err(FeedError { expected, got: offset });
+        }
+        let room = (want.len() - self.buf.len() as u64) as usize;
+        self.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        Ok(())
+    }
+}
+
+/// The element width of a storage's dtype.
+pub fn width(d: Dtype) -> Option<u64> {
+    d.nbytes(1)
+}

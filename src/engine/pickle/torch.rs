@@ -1,0 +1,251 @@
+//! Tensors in a pickle tree, as torch's rebuild functions describe them: the storage (a
+//! persistent id naming its key, element type and size), the storage offset, the shape and the
+//! strides. Nested dicts (`state_dict`, `model`, modules' `_parameters`) flatten to dotted names.
+
+use std::collections::HashSet;
+
+use super::machine::{CallKind, Id, Node, Tree};
+use crate::safetensors::Dtype;
+
+/// Deepest nesting followed when naming tensors.
+const MAX_DEPTH: usize = 64;
+/// Most tensors listed from one pickle.
+pub const MAX_TENSORS: usize = 1 << 20;
+
+/// The storage a tensor views.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Storage {
+    /// The key: `data/<key>` in a torch zip, a position in the legacy list.
+    pub key: String,
+    pub dtype: Option<Dtype>,
+    /// The storage type as named (`FloatStorage`), for messages.
+    pub type_name: String,
+    /// Elements the persistent id declares.
+    pub numel: Option<u64>,
+    /// The device it was saved from (`cpu`, `cuda:0`).
+    pub location: String,
+}
+
+/// One tensor as the pickle describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PickledTensor {
+    pub name: String,
+    pub storage: Storage,
+    /// Element offset into the storage.
+    pub storage_offset: u64,
+    pub shape: Vec<u64>,
+    pub strides: Vec<u64>,
+}
+
+impl PickledTensor {
+    /// Whether the strides are row-major for the shape (dimensions of size 1 ignored).
+    pub fn contiguous(&self) -> bool {
+        let mut expect = 1u64;
+        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
+            if d != 1 && s != expect {
+                return false;
+            }
+            expect = expect.saturating_mul(d);
+        }
+        self.shape.len() == self.strides.len()
+    }
+}
+
+/// The element type of a torch storage type (`FloatStorage` → F32).
+pub fn storage_dtype(name: &str) -> Option<Dtype> {
+    Some(match name {
+        "FloatStorage" => Dtype::F32,
+        "DoubleStorage" => Dtype::F64,
+        "HalfStorage" => Dtype::F16,
+        "BFloat16Storage" => Dtype::BF16,
+        "LongStorage" => Dtype::I64,
+        "IntStorage" => Dtype::I32,
+        "ShortStorage" => Dtype::I16,
+        "CharStorage" => Dtype::I8,
+        "ByteStorage" => Dtype::U8,
+        "BoolStorage" => Dtype::BOOL,
+        "ComplexFloatStorage" => Dtype::C64,
+        "Float8_e4m3fnStorage" => Dtype::F8_E4M3,
+        "Float8_e5m2Storage" => Dtype::F8_E5M2,
+        _ => return None,
+    })
+}
+
+/// The element type a `torch.<dtype>` global names (`_rebuild_tensor_v3`'s dtype argument).
+fn torch_dtype(name: &str) -> Option<Dtype> {
+    Some(match name {
+        "float32" | "float" => Dtype::F32,
+        "float64" | "double" => Dtype::F64,
+        "float16" | "half" => Dtype::F16,
+        "bfloat16" => Dtype::BF16,
+        "int64" | "long" => Dtype::I64,
+        "int32" | "int" => Dtype::I32,
+        "int16" | "short" => Dtype::I16,
+        "int8" => Dtype::I8,
+        "uint8" => Dtype::U8,
+        "bool" => Dtype::BOOL,
+        "complex64" => Dtype::C64,
+        "float8_e4m3fn" => Dtype::F8_E4M3,
+        "float8_e5m2" => Dtype::F8_E5M2,
+        _ => return None,
+    })
+}
+
+/// Every tensor under `tree.root`, named by its path.
+pub fn tensors(tree: &Tree) -> Vec<PickledTensor> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    if let Some(root) = tree.root {
+        walk(tree, root, String::new(), 0, &mut seen, &mut out);
+    }
+    out
+}
+
+fn join(prefix: &str, part: &str) -> String {
+    if prefix.is_empty() {
+        part.to_owned()
+    } else {
+        format!("{prefix}.{part}")
+    }
+}
+
+/// A key as a name part: a string, an integer, or `?`.
+fn key_text(tree: &Tree, id: Id) -> String {
+    match tree.get(id) {
+        Some(Node::Str(s)) => s.clone(),
+        Some(Node::Int(v)) => v.to_string(),
+        _ => "?".to_owned(),
+    }
+}
+
+fn walk(tree: &Tree, id: Id, name: String, depth: usize, seen: &mut HashSet<Id>, out: &mut Vec<PickledTensor>) {
+    if depth > MAX_DEPTH || out.len() >= MAX_TENSORS || !seen.insert(id) {
+        return;
+    }
+    if let Some(t) = tensor(tree, id, &name, 0) {
+        out.push(t);
+        return;
+    }
+    match tree.get(id) {
+        Some(Node::Dict(items)) => {
+            for (k, v) in items {
+                walk(tree, *v, join(&name, &key_text(tree, *k)), depth + 1, seen, out);
+            }
+        }
+        Some(Node::List(items)) | Some(Node::Tuple(items)) => {
+            for (i, v) in items.iter().enumerate() {
+                walk(tree, *v, join(&name, &i.to_string()), depth + 1, seen, out);
+            }
+        }
+        Some(Node::Call { items, appended, state, .. }) => {
+            for (k, v) in items {
+                walk(tree, *v, join(&name, &key_text(tree, *k)), depth + 1, seen, out);
+            }
+            for (i, v) in appended.iter().enumerate() {
+                walk(tree, *v, join(&name, &i.to_string()), depth + 1, seen, out);
+            }
+            if let Some(s) = state {
+                // A module's __dict__: its parameters, buffers and submodules are its own names.
+                walk_state(tree, *s, &name, depth + 1, seen, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A BUILD state: `_parameters`, `_buffers` and `_modules` add no name part.
+fn walk_state(tree: &Tree, id: Id, name: &str, depth: usize, seen: &mut HashSet<Id>, out: &mut Vec<PickledTensor>) {
+    match tree.get(id) {
+        Some(Node::Dict(items)) => {
+            for (k, v) in items {
+                let key = key_text(tree, *k);
+                let next = if matches!(key.as_str(), "_parameters" | "_buffers" | "_modules") {
+                    name.to_owned()
+                } else {
+                    join(name, &key)
+                };
+                walk(tree, *v, next, depth + 1, seen, out);
+            }
+        }
+        _ => walk(tree, id, name.to_owned(), depth, seen, out),
+    }
+}
+
+/// The tensor node `id` rebuilds, when it is one of torch's rebuild calls.
+fn tensor(tree: &Tree, id: Id, name: &str, depth: usize) -> Option<PickledTensor> {
+    if depth > 4 {
+        return None;
+    }
+    let Node::Call { kind, func, args, .. } = tree.get(id)? else { return None };
+    let (module, fname) = tree.global(*func)?;
+    let args = tree.items(*args)?;
+    match (module, fname, kind) {
+        ("torch._utils", "_rebuild_tensor" | "_rebuild_tensor_v2" | "_rebuild_tensor_v3", _) => {
+            let storage = storage(tree, *args.first()?)?;
+            let offset = u64::try_from(tree.int(*args.get(1)?)?).ok()?;
+            let shape = ints(tree, *args.get(2)?)?;
+            let strides = ints(tree, *args.get(3)?)?;
+            let mut storage = storage;
+            if fname == "_rebuild_tensor_v3" {
+                if let Some(d) = args.get(6).and_then(|&d| tree.global(d)).and_then(|(_, n)| torch_dtype(n)) {
+                    storage.dtype = Some(d);
+                }
+            }
+            Some(PickledTensor { name: name.to_owned(), storage, storage_offset: offset, shape, strides })
+        }
+        ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state", _)
+        | ("torch.nn.parameter", "Parameter", CallKind::Reduce | CallKind::NewObj) => {
+            tensor(tree, *args.first()?, name, depth + 1)
+        }
+        ("torch._tensor", "_rebuild_from_type_v2", _) => {
+            // (func, type, args, state): the tensor is func(*args).
+            let inner_func = *args.first()?;
+            let inner_args = *args.get(2)?;
+            let (m, f) = tree.global(inner_func)?;
+            if m != "torch._utils" {
+                return None;
+            }
+            let a = tree.items(inner_args)?;
+            let storage = storage(tree, *a.first()?)?;
+            let offset = u64::try_from(tree.int(*a.get(1)?)?).ok()?;
+            let shape = ints(tree, *a.get(2)?)?;
+            let strides = ints(tree, *a.get(3)?)?;
+            (f.starts_with("_rebuild_tensor")).then(|| PickledTensor {
+                name: name.to_owned(),
+                storage,
+                storage_offset: offset,
+                shape,
+                strides,
+            })
+        }
+        _ => None,
+    }
+}
+
+fn ints(tree: &Tree, id: Id) -> Option<Vec<u64>> {
+    let items = match tree.get(id)? {
+        Node::Tuple(v) | Node::List(v) => v,
+        // torch.Size((…)) pickles as a reduce of torch.Size over a tuple.
+        Node::Call { args, .. } => return ints(tree, *tree.items(*args)?.first()?),
+        _ => return None,
+    };
+    items.iter().map(|&i| tree.int(i).and_then(|v| u64::try_from(v).ok())).collect()
+}
+
+/// The storage a persistent id names: `('storage', type, key, location, numel[, view])`.
+fn storage(tree: &Tree, id: Id) -> Option<Storage> {
+    let Node::Persistent(pid) = tree.get(id)? else { return None };
+    let items = tree.items(*pid)?;
+    if tree.str(*items.first()?)? != "storage" {
+        return None;
+    }
+    let type_name = match tree.get(*items.get(1)?)? {
+        Node::Global { name, .. } => name.clone(),
+        Node::Str(s) => s.clone(),
+        _ => return None,
+    };
+    let key = key_text(tree, *items.get(2)?);
+    let location = items.get(3).and_then(|&l| tree.str(l)).unwrap_or("?").to_owned();
+    let numel = items.get(4).and_then(|&n| tree.int(n)).and_then(|n| u64::try_from(n).ok());
+    Some(Storage { key, dtype: storage_dtype(&type_name), type_name, numel, location })
+}

@@ -1,0 +1,182 @@
+//! PyTorch pickle checkpoints, opened without running them (tests/fixtures/make_pickle_fixtures.py
+//! writes torch's formats byte for byte): tensors and their values against numpy, every import
+//! against picklescan's verdict, and hostile pickles that stop with a finding.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use common::*;
+use serde_json::Value as Json;
+use tensorscope::engine::model::Lost;
+use tensorscope::engine::pickle::machine;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn path(rel: &str) -> String {
+    fixtures().join("pickle").join(rel).to_string_lossy().into_owned()
+}
+
+fn expected() -> Json {
+    serde_json::from_str(&std::fs::read_to_string(path("expected.json")).unwrap()).unwrap()
+}
+
+fn inspect(file: &str) -> (i32, Json) {
+    let (code, out, err) = run(&["check", &path(file), "--json"]);
+    (code, serde_json::from_str(&out).unwrap_or_else(|e| panic!("{file}: {e}: {err}")))
+}
+
+const NUMPY_DTYPES: [(&str, &str); 4] =
+    [("float32", "F32"), ("float16", "F16"), ("bfloat16", "BF16"), ("int64", "I64")];
+
+#[test]
+fn torch_zip_and_legacy_tensors_hold_numpys_values() {
+    let want = expected();
+    for file in ["torch-zip.pt", "legacy.pt"] {
+        let (code, r) = inspect(file);
+        assert_eq!(code, 0, "{file}: {:?}", r["findings"]);
+        assert_eq!(r["format"], "pickle");
+        let tensors = r["tensors"].as_array().unwrap();
+        let names: Vec<&str> = tensors.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let want_names: Vec<&str> = want[file].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(names, want_names, "{file}: names flatten as the dicts nest");
+        for t in tensors {
+            let name = t["name"].as_str().unwrap();
+            let w = &want[file][name];
+            let np = w["dtype"].as_str().unwrap();
+            let dtype = NUMPY_DTYPES.iter().find(|(n, _)| *n == np).unwrap().1;
+            assert_eq!(t["dtype"], dtype, "{file} {name}");
+            assert_eq!(t["shape"], w["shape"], "{file} {name}");
+            let values: Vec<f64> = w["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            let (code, out, err) = run(&["hist", &path(file), "--tensor", name, "--json"]);
+            if name.ends_with("transposed") {
+                assert_eq!(code, 2, "a strided view is refused, not read from the wrong bytes");
+                assert!(err.contains("strides are not row-major"), "{err}");
+                continue;
+            }
+            assert_eq!(code, 0, "{file} {name}: {err}");
+            let h: Json = serde_json::from_str(&out).unwrap();
+            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            assert_eq!(h["count"], values.len() as u64, "{file} {name}");
+            assert_eq!(h["min"].as_f64().unwrap(), min, "{file} {name}");
+            assert_eq!(h["max"].as_f64().unwrap(), max, "{file} {name}");
+            assert!((h["mean"].as_f64().unwrap() - mean).abs() <= 1e-6 * mean.abs().max(1.0), "{file} {name}");
+        }
+    }
+    // A view at an offset into a shared storage reads from that offset.
+    let (_, r) = inspect("torch-zip.pt");
+    let find = |n: &str| r["tensors"].as_array().unwrap().iter().find(|t| t["name"] == n).unwrap().clone();
+    let norm = find("state_dict.model.norm.weight");
+    let transposed = find("state_dict.model.norm.transposed");
+    assert_eq!(norm["offset"].as_u64().unwrap(), transposed["offset"].as_u64().unwrap() + 16);
+    let codes: Vec<&str> = r["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["pickle.not_contiguous"]);
+}
+
+#[test]
+fn the_safety_verdict_agrees_with_picklescan() {
+    let want = expected();
+    for (file, verdict) in want["picklescan"].as_object().unwrap() {
+        let (code, r) = inspect(file);
+        let dangerous: BTreeSet<String> = r["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["verdict"] == "dangerous")
+            .map(|i| format!("{}.{}", i["module"].as_str().unwrap(), i["name"].as_str().unwrap()))
+            .collect();
+        let theirs: BTreeSet<String> =
+            verdict["dangerous"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_owned()).collect();
+        assert_eq!(dangerous, theirs, "{file}");
+        let all: BTreeSet<String> = r["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| format!("{}.{}", i["module"].as_str().unwrap(), i["name"].as_str().unwrap()))
+            .collect();
+        let their_all: BTreeSet<String> =
+            verdict["globals"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_owned()).collect();
+        assert_eq!(all, their_all, "{file}: every import is listed");
+        let infected = verdict["infected"].as_bool().unwrap();
+        assert_eq!(code == 1, infected, "{file}: check fails exactly when picklescan finds it dangerous");
+        let errors =
+            r["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "pickle.dangerous_import").count();
+        assert_eq!(errors, theirs.len(), "{file}: one error per dangerous import");
+    }
+    // The hidden reduce sits among real tensors, which are still listed and readable.
+    let (_, r) = inspect("evil-hidden.pt");
+    assert_eq!(r["tensors"].as_array().unwrap().len(), 6);
+    let f = r["findings"].as_array().unwrap().iter().find(|f| f["code"] == "pickle.dangerous_import").unwrap().clone();
+    assert!(f["message"].as_str().unwrap().contains("commands.Popen"), "{f}");
+}
+
+#[test]
+fn hostile_containers_and_truncations_end_in_findings() {
+    let good = std::fs::read(path("torch-zip.pt")).unwrap();
+    // Every truncation of the zip: no panic; a finding, and never a tensor read past the end.
+    for cut in (0..good.len()).step_by(7) {
+        let cp = open_one("x.pt", &good[..cut]);
+        for t in &cp.tensors {
+            if let Ok(e) = &t.data {
+                assert!(e.range().end <= cut as u64);
+            }
+        }
+        assert!(cut > good.len() - 22 || !cp.findings.is_empty() || cp.tensors.is_empty(), "cut {cut}");
+    }
+    let cp = open_one("x.pt", &good[..good.len() - 1]);
+    assert!(codes(&cp).contains(&"pickle.bad_zip"), "{:?}", codes(&cp));
+    // Storages the zip lacks: the tensors are listed without data.
+    let mut renamed = good.clone();
+    let at = renamed.windows(14).rposition(|w| w == b"archive/data/0").unwrap();
+    renamed[at + 13] = b'9';
+    let cp = open_one("x.pt", &renamed);
+    assert!(codes(&cp).contains(&"pickle.missing_storage"));
+    let embed = cp.tensors.iter().find(|t| t.name.ends_with("embed_tokens.weight")).unwrap();
+    assert_eq!(embed.data, Err(Lost::NoStorage));
+    // A legacy file cut inside its storages: the storages before the cut are still found.
+    let legacy = std::fs::read(path("legacy.pt")).unwrap();
+    let cp = open_one("x.pt", &legacy[..legacy.len() - 30]);
+    assert!(codes(&cp).iter().any(|c| c.starts_with("pickle.")), "{:?}", codes(&cp));
+    assert!(cp.tensors.iter().any(|t| t.data.is_ok()));
+    // Raw hostile pickles, named as checkpoints.
+    for (bytes, code) in [
+        (&b"\x80\x02h\x07."[..], "pickle.stopped"),
+        (b"\x80\x02]q\x00(K\x01K\x02", "pickle.stopped"),
+        (b"\x80\x02\xff", "pickle.stopped"),
+    ] {
+        let cp = open_one("x.bin", bytes);
+        assert!(codes(&cp).contains(&code), "{bytes:?}: {:?}", codes(&cp));
+    }
+}
+
+#[test]
+fn a_pickle_beside_safetensors_is_not_opened() {
+    let st = std::fs::read(fixtures().join("st_all_numpy_dtypes.safetensors")).unwrap();
+    let pt = std::fs::read(path("evil-reduce.pt")).unwrap();
+    let cp = open_all(&[("model.safetensors", &st), ("pytorch_model.bin", &pt)]);
+    assert_eq!(cp.format.name(), "safetensors");
+    assert!(codes(&cp).contains(&"set.pickle_not_loaded"));
+    assert!(!codes(&cp).contains(&"pickle.dangerous_import"));
+}
+
+#[test]
+fn the_machine_never_hangs_on_floods() {
+    // A memo flood of a million PUTs, and MARK/POP_MARK pairs: linear, bounded.
+    let mut p = vec![0x80, 2, b']'];
+    for i in 0..1_000_000u32 {
+        p.push(b'r');
+        p.extend_from_slice(&i.to_le_bytes());
+    }
+    p.extend(std::iter::repeat_n([b'(', b'1'], 1_000_000).flatten());
+    p.push(b'.');
+    let t = machine::run(&p, 0);
+    assert!(t.stopped.is_none(), "{:?}", t.stopped);
+    assert_eq!(t.nodes.len(), 1);
+}
