@@ -180,3 +180,99 @@ fn the_machine_never_hangs_on_floods() {
     assert!(t.stopped.is_none(), "{:?}", t.stopped);
     assert_eq!(t.nodes.len(), 1);
 }
+
+/// A torch zip whose storage lies past 4 GiB (a sparse file): its local header offset and the
+/// central directory's are only in the ZIP64 records, as torch writes them for 13 GB checkpoints.
+#[test]
+fn a_storage_past_4_gib_is_found_through_zip64() {
+    use std::io::{Seek, SeekFrom, Write};
+    fn string(s: &str) -> Vec<u8> {
+        let mut v = vec![b'X'];
+        v.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        v.extend_from_slice(s.as_bytes());
+        v
+    }
+    let mut pkl = b"\x80\x02}".to_vec();
+    pkl.extend(string("w"));
+    pkl.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n((");
+    pkl.extend(string("storage"));
+    pkl.extend_from_slice(b"ctorch\nFloatStorage\n");
+    pkl.extend(string("0"));
+    pkl.extend(string("cpu"));
+    pkl.extend_from_slice(b"K\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtRs.");
+    let values = [1.5f32, -2.0, 3.25, 0.125];
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let local = |name: &str, len: usize| {
+        let mut h = b"PK\x03\x04".to_vec();
+        h.extend_from_slice(&[0; 10]);
+        h.extend_from_slice(&[0; 4]); // crc, not checked
+        h.extend_from_slice(&(len as u32).to_le_bytes());
+        h.extend_from_slice(&(len as u32).to_le_bytes());
+        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        h.extend_from_slice(&0u16.to_le_bytes());
+        h.extend_from_slice(name.as_bytes());
+        h
+    };
+    let central = |name: &str, len: usize, offset: u64| {
+        let zip64 = offset >= u32::MAX as u64;
+        let mut c = b"PK\x01\x02".to_vec();
+        c.extend_from_slice(&[0; 12]);
+        c.extend_from_slice(&[0; 4]);
+        c.extend_from_slice(&(len as u32).to_le_bytes());
+        c.extend_from_slice(&(len as u32).to_le_bytes());
+        c.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        c.extend_from_slice(&(if zip64 { 12u16 } else { 0 }).to_le_bytes());
+        c.extend_from_slice(&[0; 10]); // comment length, disk, attributes
+        c.extend_from_slice(&(if zip64 { u32::MAX } else { offset as u32 }).to_le_bytes());
+        c.extend_from_slice(name.as_bytes());
+        if zip64 {
+            c.extend_from_slice(&1u16.to_le_bytes());
+            c.extend_from_slice(&8u16.to_le_bytes());
+            c.extend_from_slice(&offset.to_le_bytes());
+        }
+        c
+    };
+    let far: u64 = 5 << 30;
+    let mut head = local("archive/data.pkl", pkl.len());
+    head.extend_from_slice(&pkl);
+    let mut tail = local("archive/data/0", data.len());
+    tail.extend_from_slice(&data);
+    let dir_at = far + tail.len() as u64;
+    let mut dir = central("archive/data.pkl", pkl.len(), 0);
+    dir.extend(central("archive/data/0", data.len(), far));
+    let z64_at = dir_at + dir.len() as u64;
+    let mut end = b"PK\x06\x06".to_vec();
+    end.extend_from_slice(&44u64.to_le_bytes());
+    end.extend_from_slice(&[0; 12]);
+    end.extend_from_slice(&2u64.to_le_bytes());
+    end.extend_from_slice(&2u64.to_le_bytes());
+    end.extend_from_slice(&(dir.len() as u64).to_le_bytes());
+    end.extend_from_slice(&dir_at.to_le_bytes());
+    end.extend_from_slice(b"PK\x06\x07\0\0\0\0");
+    end.extend_from_slice(&z64_at.to_le_bytes());
+    end.extend_from_slice(&1u32.to_le_bytes());
+    end.extend_from_slice(b"PK\x05\x06\0\0\0\0\x02\0\x02\0");
+    end.extend_from_slice(&(dir.len() as u32).to_le_bytes());
+    end.extend_from_slice(&u32::MAX.to_le_bytes());
+    end.extend_from_slice(&0u16.to_le_bytes());
+
+    let file = std::env::temp_dir().join(format!("tensorscope-zip64-{}.pt", std::process::id()));
+    let mut f = std::fs::File::create(&file).unwrap();
+    f.write_all(&head).unwrap();
+    f.seek(SeekFrom::Start(far)).unwrap();
+    f.write_all(&tail).unwrap();
+    f.write_all(&dir).unwrap();
+    f.write_all(&end).unwrap();
+    drop(f);
+    let p = file.to_string_lossy().into_owned();
+    let (code, out, err) = run(&["inspect", &p, "--json"]);
+    assert_eq!(code, 0, "{err} {out}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["tensors"][0]["name"], "w");
+    assert_eq!(r["tensors"][0]["offset"], far + 30 + "archive/data/0".len() as u64);
+    let (code, out, err) = run(&["hist", &p, "--tensor", "w", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let h: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!((h["min"].as_f64(), h["max"].as_f64(), h["count"].as_u64()), (Some(-2.0), Some(3.25), Some(4)));
+    std::fs::remove_file(&file).unwrap();
+}
