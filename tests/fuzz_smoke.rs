@@ -5,7 +5,7 @@
 mod common;
 
 use common::Rng;
-use tensorscope::engine::fuzz::{assemble_split, decode_as, decode_values, plan_pieces, run_job};
+use tensorscope::engine::fuzz::{assemble_split, decode_as, decode_values, pickle, plan_pieces, run_job};
 
 fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
     let mut b = base.to_vec();
@@ -61,6 +61,12 @@ fn fuzz_targets_survive_mutated_fixtures_and_random_bytes() {
         decode_as("x.safetensors", &b);
         assemble_split(&b);
     }
+    for file in ["torch-zip.pt", "legacy.pt", "plain.pkl", "evil-hidden.pt"] {
+        let base = std::fs::read(dir.join("pickle").join(file)).unwrap();
+        for _ in 0..400 {
+            pickle(&mutate(&mut rng, &base));
+        }
+    }
     for which in 0..=255u8 {
         for len in [0usize, 1, 17, 300, 1200] {
             let mut b: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
@@ -103,6 +109,7 @@ fn past_fuzzer_findings_stay_fixed() {
             "job_histogram" => run_job(0, &data),
             "job_npy" => run_job(1, &data),
             "job_check" => run_job(2, &data),
+            "pickle" => pickle(&data),
             other => panic!("unknown target {other} for {file}"),
         }
     }

@@ -126,6 +126,7 @@ pub fn SummaryView() -> impl IntoView {
                 <h2>"Bytes by type (quant mix)"</h2>
                 <div class="bars" data-testid="dtype-chart">{bars}</div>
                 {is_adapter.then(|| view! { <super::AdapterView cp=cp.clone() /> })}
+                <super::ImportsView cp=cp.clone() />
                 <super::EstimateView cp=cp.clone() />
                 <h2>"Files"</h2>
                 <ul class="files">{files}</ul>

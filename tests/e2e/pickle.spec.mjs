@@ -1,0 +1,48 @@
+// PyTorch pickles in the browser (tests/fixtures/pickle): tensors from torch's zip, their
+// values decoded on the workers, a strided view refused, and the safety report of every import.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { Viewer, fixture, session } from './viewer.mjs';
+
+const s = session();
+const expected = JSON.parse(fs.readFileSync(fixture('pickle', 'expected.json'), 'utf8'));
+
+test('a torch zip shows its tensors, their values and what loading it would import', async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  await v.open();
+  await v.pick(fixture('pickle', 'torch-zip.pt'));
+  await v.waitLoaded('torch-zip.pt');
+  assert.equal(await v.text('summary-format'), 'pickle');
+  assert.equal(await v.text('summary-tensors'), '7');
+  const verdicts = await page.locator('[data-testid=import-row]').evaluateAll((rs) => rs.map((r) => r.dataset.verdict));
+  assert.equal(verdicts.length, expected.picklescan['torch-zip.pt'].globals.length);
+  assert.ok(verdicts.every((x) => x === 'expected'), verdicts.join());
+  assert.match(await v.text('imports-verdict'), /Only what torch checkpoints use/);
+  const name = 'state_dict.model.embed_tokens.weight';
+  const want = expected['torch-zip.pt'][name].values;
+  await v.selectTensor(name);
+  await v.waitHistogram();
+  assert.equal(await v.text('stat-count'), String(want.length));
+  assert.equal(Number(await v.text('stat-min')), Math.min(...want));
+  assert.equal(Number(await v.text('stat-max')), Math.max(...want));
+  await v.selectTensor('state_dict.model.norm.transposed');
+  await page.locator('[data-testid=detail-error]').waitFor();
+  assert.match(await v.text('detail-error'), /strides are not row-major/);
+  assert.deepEqual(s.browser.errors, []);
+});
+
+test('a pickle that would run os.system is an error, and nothing ran', async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  await v.open();
+  await v.pick(fixture('pickle', 'evil-reduce.pt'));
+  await v.waitLoaded('evil-reduce.pt');
+  assert.match(await v.text('imports-verdict'), /1 dangerous imports/);
+  const row = page.locator('[data-testid=import-row][data-verdict=dangerous]');
+  assert.equal(await row.locator('code').textContent(), 'posix.system');
+  await v.tab('findings');
+  assert.match(await page.locator('[data-testid=findings]').textContent(), /pickle\.dangerous_import.*posix\.system/s);
+  assert.deepEqual(s.browser.errors, []);
+});
