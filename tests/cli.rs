@@ -320,3 +320,28 @@ fn threads_give_the_sequential_result_to_the_bit() {
         assert_eq!(with("3", &hist), one, "type {ggml_type}");
     }
 }
+
+/// Progress bars show on a terminal (here a pseudo-terminal made by `script`), never in a pipe
+/// or with `--json`, and the output is otherwise the same.
+#[test]
+fn progress_bars_show_on_a_terminal_only() {
+    let dir = temp_dir("progress");
+    let file = dir.join("big.safetensors");
+    let header = br#"{"w":{"dtype":"F32","shape":[18874368],"data_offsets":[0,75497472]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    std::fs::write(&file, &bytes).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(bytes.len() as u64 + 75_497_472).unwrap();
+    let f = file.to_string_lossy().into_owned();
+    let (code, _, err) = run(&["check", &f, "--sha256"]);
+    assert_eq!((code, err.as_str()), (0, ""), "no bar in a pipe");
+    let in_pty = |extra: &str| {
+        let cmd = format!("{} check {f} --sha256 {extra}", env!("CARGO_BIN_EXE_tensorscope"));
+        let out = Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(std::process::Stdio::null()).output();
+        String::from_utf8_lossy(&out.expect("script (util-linux) runs a pseudo-terminal").stdout).into_owned()
+    };
+    let shown = in_pty("");
+    assert!(shown.contains("hashing") && shown.contains("72.00 MiB"), "{shown}");
+    assert!(!in_pty("--json").contains("hashing"));
+    assert!(!in_pty("--quiet").contains("hashing"));
+}

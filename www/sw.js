@@ -2,7 +2,7 @@
 // Network first (so a new build shows at once), falling back to the cached copy when the
 // network or the server is gone. Only the app's own GET requests are handled: checkpoints read
 // by Range requests, and anything on other origins, go straight to the network.
-const CACHE = 'tensorscope-v2';
+const CACHE = 'tensorscope-v3';
 const SHELL = [
   './',
   'index.html',
@@ -12,6 +12,11 @@ const SHELL = [
   'style.css',
   'favicon.svg',
   'embed.js',
+  'samples/tensorscope-sample-16L-Q4_K_M.gguf',
+  'samples/tensorscope-sample-st/model.safetensors.index.json',
+  'samples/tensorscope-sample-st/config.json',
+  'samples/tensorscope-sample-st/model-00001-of-00002.safetensors',
+  'samples/tensorscope-sample-st/model-00002-of-00002.safetensors',
   'samples/gguf_v3_le.gguf',
   'samples/gguf_all_types.gguf',
   'samples/st_all_numpy_dtypes.safetensors',

@@ -5,6 +5,7 @@ mod check;
 mod diff;
 mod open;
 mod parallel;
+mod progress;
 mod source;
 mod template;
 mod text;
@@ -13,59 +14,27 @@ mod values;
 
 use std::io::Write;
 
-pub use args::{parse_args, Args, Command};
+pub use args::{parse_args, Args, ArgsError, Command};
 pub use open::{expand, open_paths};
 pub use source::{run_on, FileSource};
 
 use crate::engine::findings::Severity;
 use crate::engine::report::Report;
 
-const USAGE: &str = "\
-usage: tensorscope <command> PATH... [options]
-
-Reads only the headers of safetensors and GGUF checkpoints; never runs pickle code.
-Several paths (or a folder) are opened as one sharded set.
-
-commands:
-  inspect PATH... [--json]   tensors, metadata, summary and findings
-  check PATH... [--sha256] [--scan] [--expect SUMS] [--json]
-                             findings (exit 1 when any is an error); --sha256 hashes every
-                             file, --expect compares with sha256sum output, --scan counts
-                             NaN/Inf values in every tensor
-  hist PATH... --tensor NAME [--bins N] [--elements A:B] [--sample BYTES] [--scales] [--json]
-                             value statistics and histogram (whole tensor by default;
-                             --sample 4M reads ~4 MiB of blocks spread over it;
-                             --scales adds the distribution of block scales)
-  export PATH... --tensor NAME --npy OUT
-                             the decoded tensor as .npy (float32, or the stored integer type)
-  tokens PATH... [--id N]... [--find TEXT [--limit N]] [--json]
-                             the vocabulary of a GGUF file: id, text (invisible
-                             characters shown), type and score; with no option the
-                             tokenizer, its special tokens and every token
-  template PATH... [--name NAME] [--json]
-                             every chat template with line numbers, the constructs that
-                             reach for interpreter internals, and its rendering of a
-                             sample conversation (a sandboxed Jinja engine; runs nothing)
-  diff A... --vs B... [--values none|sample|all] [--json]
-                             what differs between two checkpoints: tensors (dtype, shape,
-                             size; values of tensors both hold, a sample by default: NMSE,
-                             cosine, max |a-b|) and metadata; exit 1 when anything differs
-
-exit status: 0 no error-level finding, 1 an error-level finding, 2 usage or I/O error";
-
 /// Run the command line; returns the process exit status.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    if matches!(args.first().map(String::as_str), Some("-h" | "--help" | "help")) {
-        let _ = writeln!(out, "{USAGE}");
-        return 0;
-    }
     let args = match parse_args(args) {
         Ok(a) => a,
-        Err(e) => {
-            let _ = writeln!(err, "tensorscope: {e}\n\n{USAGE}");
+        Err(ArgsError::Info(text)) => {
+            let _ = writeln!(out, "{}", text.trim_end());
+            return 0;
+        }
+        Err(ArgsError::Usage(e)) => {
+            let _ = writeln!(err, "{}", e.trim_end());
             return 2;
         }
     };
+    progress::enable(args.json, args.quiet);
     let cp = match open_paths(&args.paths) {
         Ok((cp, _)) => cp,
         Err(e) => {

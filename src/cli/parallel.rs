@@ -4,8 +4,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::source::run_on;
+use super::progress::Bar;
+use super::source::run_on_draining;
 use crate::engine::job::work::{check_orders, histogram_orders, join_histogram, order_job, Order, Reply};
+use crate::engine::job::Job;
 use crate::engine::job::{CheckOutcome, HistogramSink, ValuesError};
 use crate::engine::model::{Checkpoint, Tensor};
 use crate::engine::plan::Selection;
@@ -48,11 +50,19 @@ pub fn map_units<T: Send>(
     results.into_iter().map(|r| r.unwrap_or_else(|| Err("a unit did not run".into()))).collect()
 }
 
-/// Every order on the threads, its replies in order.
-fn run_orders(cp: &Checkpoint, orders: &[Order]) -> Result<Vec<Reply>, String> {
+/// Every order on the threads, its replies in order; a progress bar (`what`) over their bytes.
+pub fn run_orders(cp: &Checkpoint, orders: &[Order], what: &str) -> Result<Vec<Reply>, String> {
+    let total = orders.iter().filter_map(|o| order_job(o).ok()).map(|j| j.progress().total).sum();
+    let bar = Bar::new(total, what);
     map_units(orders.len(), threads(), |i| {
         let job = order_job(&orders[i]).map_err(|e| e.to_string())?;
-        run_on(job, cp)
+        let mut last = 0;
+        run_on_draining(job, cp, |j| {
+            let done = j.progress().done;
+            bar.add(done.saturating_sub(last));
+            last = done;
+            Ok(())
+        })
     })
 }
 
@@ -60,13 +70,18 @@ fn run_orders(cp: &Checkpoint, orders: &[Order]) -> Result<Vec<Reply>, String> {
 pub fn histogram(cp: &Checkpoint, t: &Tensor, sel: &Selection, scales: bool) -> Result<HistogramSink, String> {
     let bad = |e: ValuesError| format!("tensor '{}': {e}", t.name);
     let orders = histogram_orders(cp, t, sel, scales, threads()).map_err(bad)?;
-    join_histogram(run_orders(cp, &orders)?).ok_or_else(|| "a part's reply is not a histogram".into())
+    join_histogram(run_orders(cp, &orders, "histogram")?).ok_or_else(|| "a part's reply is not a histogram".into())
 }
 
 /// The check's passes: every file hashed (files in parallel), every tensor scanned (pieces of
 /// tensors in parallel); the same outcome as the sequential check job.
 pub fn check(cp: &Checkpoint, sha256: bool, scan: bool) -> Result<CheckOutcome, String> {
     let plan = check_orders(cp, sha256, scan, threads());
-    let replies = run_orders(cp, &plan.orders)?;
+    let what = match (sha256, scan) {
+        (true, true) => "hashing and scanning",
+        (true, false) => "hashing",
+        _ => "scanning",
+    };
+    let replies = run_orders(cp, &plan.orders, what)?;
     plan.merge(replies).ok_or_else(|| "a reply does not answer its order".into())
 }

@@ -32,7 +32,14 @@ fn export(args: &Args, cp: &Checkpoint, t: &Tensor) -> Result<(), String> {
     let out_path = args.npy.as_deref().expect("checked by the argument parser");
     let io = |e: std::io::Error| format!("{}: {e}", out_path.display());
     let mut file = std::io::BufWriter::new(std::fs::File::create(out_path).map_err(io)?);
-    let mut sink = run_on_draining(job, cp, |j| file.write_all(&j.sink_mut().take()).map_err(io))?;
+    let bar = super::progress::Bar::new(crate::engine::job::Job::progress(&job).total, "exporting");
+    let mut last = 0;
+    let mut sink = run_on_draining(job, cp, |j| {
+        let done = crate::engine::job::Job::progress(j).done;
+        bar.add(done.saturating_sub(last));
+        last = done;
+        file.write_all(&j.sink_mut().take()).map_err(io)
+    })?;
     file.write_all(&sink.take()).map_err(io)?;
     file.flush().map_err(io)
 }

@@ -96,7 +96,7 @@ pub fn DropZone() -> impl IntoView {
                     .map(|s| {
                         view! {
                             <button class="link" data-testid="sample" on:click=move |_| state.open_sample(s)>
-                                {s}
+                                {s.label}
                             </button>
                         }
                     })

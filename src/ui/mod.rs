@@ -44,6 +44,17 @@ pub use tokenizer_view::TokenizerView;
 
 use state::{AppState, Tab, SAMPLES};
 
+/// The tensor panel's width when first dragged: 40% of the window.
+fn default_detail_width() -> f64 {
+    web_sys::window().and_then(|w| w.inner_width().ok()).and_then(|v| v.as_f64()).unwrap_or(1400.0) * 0.4
+}
+
+/// A panel width between 320 px and 70% of the window.
+fn clamp_detail_width(w: f64) -> f64 {
+    let vw = web_sys::window().and_then(|w| w.inner_width().ok()).and_then(|v| v.as_f64()).unwrap_or(1400.0);
+    w.clamp(320.0, (vw * 0.7).max(320.0))
+}
+
 /// The root component of the viewer: opens the URLs of `?url=` (repeatable), or else the first
 /// built-in sample, on load.
 #[component]
@@ -53,7 +64,7 @@ pub fn App() -> impl IntoView {
 
 /// The viewer; opens `urls` on load, else `sample` (a file in `www/samples/`) when given.
 #[component]
-pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] urls: Vec<String>) -> impl IntoView {
+pub fn Viewer(#[prop(optional)] sample: Option<state::Sample>, #[prop(optional)] urls: Vec<String>) -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
     // `?vs=URL` (repeatable): the checkpoint to compare with, on the Compare tab.
@@ -75,6 +86,20 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] 
             state.tab.set(Tab::Summary);
         }
     });
+    // The tensor panel's width on wide screens, dragged by its handle (None: the stylesheet's).
+    let detail_width = RwSignal::new(None::<f64>);
+    let resizing = RwSignal::new(false);
+    let move_listener = window_event_listener(leptos::ev::pointermove, move |ev| {
+        if resizing.get_untracked() {
+            let vw = web_sys::window().and_then(|w| w.inner_width().ok()).and_then(|v| v.as_f64()).unwrap_or(1400.0);
+            detail_width.set(Some(clamp_detail_width(vw - f64::from(ev.client_x()) - 16.0)));
+        }
+    });
+    let up_listener = window_event_listener(leptos::ev::pointerup, move |_| resizing.set(false));
+    on_cleanup(move || {
+        move_listener.remove();
+        up_listener.remove();
+    });
     let hash_listener = window_event_listener(leptos::ev::hashchange, move |_| state.follow_hash());
     on_cleanup(move || hash_listener.remove());
     let has_cp = move || state.cp.with(Option::is_some);
@@ -85,7 +110,7 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] 
         href.replacen("?embed&", "?", 1).replacen("?embed", "", 1)
     };
     view! {
-        <main data-testid="app" class:embed=state.embed>
+        <main data-testid="app" class:embed=state.embed class:wide=move || state.selected.with(Option::is_some)>
             <Show when=move || state.embed>
                 <header class="embed-top">
                     <strong>"Tensorscope"</strong>
@@ -165,6 +190,9 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] 
                         })
                         .collect_view()}
                 </nav>
+                <div class="workspace" class:has-detail=move || state.selected.with(Option::is_some)
+                    style:--detail-width=move || detail_width.get().map(|w| format!("{w}px"))>
+                <div class="workspace-main">
                 {move || match state.tab.get() {
                     Tab::Summary => view! { <SummaryView /> }.into_any(),
                     Tab::Tensors => view! { <TensorTable /> }.into_any(),
@@ -174,9 +202,22 @@ pub fn Viewer(#[prop(optional)] sample: Option<&'static str>, #[prop(optional)] 
                     Tab::Check => view! { <CheckPanel /> }.into_any(),
                     Tab::Diff => view! { <DiffPanel /> }.into_any(),
                 }}
+                </div>
                 <Show when=move || state.selected.with(Option::is_some)>
+                    <div class="resize-handle" data-testid="detail-resize" role="separator" aria-orientation="vertical"
+                        aria-label="Resize the tensor panel" tabindex="0"
+                        on:pointerdown=move |ev: leptos::ev::PointerEvent| {
+                            ev.prevent_default();
+                            resizing.set(true);
+                        }
+                        on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                            let step = match ev.key().as_str() { "ArrowLeft" => 32.0, "ArrowRight" => -32.0, _ => return };
+                            let w = detail_width.get_untracked().unwrap_or_else(default_detail_width);
+                            detail_width.set(Some(clamp_detail_width(w + step)));
+                        }></div>
                     <TensorDetail />
                 </Show>
+                </div>
             </Show>
         </main>
     }

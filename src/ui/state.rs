@@ -12,8 +12,30 @@ use crate::io::entries::Input;
 use crate::io::open::{open_sources, open_urls, OpenProgress};
 use crate::io::{BlobSource, Cancel, Meter, RunError, Source};
 
-/// The built-in samples shipped in `www/samples/`; the first opens on load.
-pub const SAMPLES: [&str; 3] = ["gguf_v3_le.gguf", "gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors"];
+/// A built-in sample shipped in `www/samples/` (written by `scripts/make_samples.py`, or a
+/// test fixture): its label and its files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    pub label: &'static str,
+    pub files: &'static [&'static str],
+}
+
+/// The built-in samples; the first opens on load.
+pub const SAMPLES: [Sample; 5] = [
+    Sample { label: "tensorscope-sample-16L-Q4_K_M.gguf", files: &["tensorscope-sample-16L-Q4_K_M.gguf"] },
+    Sample {
+        label: "tensorscope-sample-st (2 shards)",
+        files: &[
+            "tensorscope-sample-st/model.safetensors.index.json",
+            "tensorscope-sample-st/config.json",
+            "tensorscope-sample-st/model-00001-of-00002.safetensors",
+            "tensorscope-sample-st/model-00002-of-00002.safetensors",
+        ],
+    },
+    Sample { label: "gguf_v3_le.gguf", files: &["gguf_v3_le.gguf"] },
+    Sample { label: "gguf_all_types.gguf", files: &["gguf_all_types.gguf"] },
+    Sample { label: "st_all_numpy_dtypes.safetensors", files: &["st_all_numpy_dtypes.safetensors"] },
+];
 
 /// The views of an open checkpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,21 +267,23 @@ impl AppState {
     }
 
     /// Open one of the built-in samples.
-    pub fn open_sample(self, name: &'static str) {
+    pub fn open_sample(self, sample: Sample) {
         let (cancel, generation) = self.start_open();
         spawn_local(async move {
-            let blob = browser::fetch_blob(&format!("samples/{name}")).await;
-            if !self.is_current(generation) {
-                return;
+            let mut inputs = Vec::new();
+            for &path in sample.files {
+                match browser::fetch_blob(&format!("samples/{path}")).await {
+                    Ok(blob) => inputs.push(Input { path: path.to_owned(), blob }),
+                    Err(e) => {
+                        if self.is_current(generation) {
+                            self.error.set(Some(format!("could not load the sample {path}: {e}")));
+                        }
+                        return;
+                    }
+                }
             }
-            match blob {
-                Ok(blob) => self.open_now(
-                    vec![Input { path: name.to_owned(), blob }],
-                    format!("sample: {name}"),
-                    cancel,
-                    generation,
-                ),
-                Err(e) => self.error.set(Some(format!("could not load the sample: {e}"))),
+            if self.is_current(generation) {
+                self.open_now(inputs, format!("sample: {}", sample.label), cancel, generation);
             }
         });
     }

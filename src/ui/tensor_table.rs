@@ -315,6 +315,7 @@ pub fn TensorTable() -> impl IntoView {
                 <div class="tr thead" role="row">{header}</div>
                 <div
                     class="tbody"
+                    style:height=move || format!("min({}px, calc(100vh - 15rem))", (flat.with(|f| f.len()) as f64 * ROW_PX).max(ROW_PX))
                     role="grid"
                     tabindex="0"
                     data-testid="table-body"
