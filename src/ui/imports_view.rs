@@ -21,6 +21,7 @@ pub fn ImportsView(cp: Arc<Checkpoint>) -> impl IntoView {
         (0, n) => format!("{n} imports a checkpoint does not need: loading this file runs their code."),
         (n, _) => format!("{n} dangerous imports: loading this file with torch.load or pickle would run them."),
     };
+    let alarming = dangerous > 0;
     let rows = cp
         .imports
         .iter()
@@ -42,7 +43,7 @@ pub fn ImportsView(cp: Arc<Checkpoint>) -> impl IntoView {
         .collect_view();
     view! {
         <h2>"Safety: what loading it would import"</h2>
-        <p data-testid="imports-verdict" class:sev-error=dangerous > 0>
+        <p data-testid="imports-verdict" class:sev-error=alarming>
             {verdict}
             " Tensorscope read the pickle without importing or running anything."
         </p>

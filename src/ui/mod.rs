@@ -55,11 +55,18 @@ fn clamp_detail_width(w: f64) -> f64 {
     w.clamp(320.0, (vw * 0.7).max(320.0))
 }
 
-/// The root component of the viewer: opens the URLs of `?url=` (repeatable), or else the first
-/// built-in sample, on load.
+/// The root component of the viewer: opens the URLs of `?url=` (repeatable), or else a built-in
+/// sample (`?sample=NAME`, the first by default), on load.
 #[component]
 pub fn App() -> impl IntoView {
-    view! { <Viewer sample=SAMPLES[0] urls=crate::io::browser::query_values("url") /> }
+    // `?sample=NAME` links to another built-in sample (by label or file name).
+    let chosen = crate::io::browser::query_values("sample");
+    let sample = chosen
+        .first()
+        .and_then(|n| SAMPLES.iter().find(|s| s.label == n || s.files.first() == Some(&n.as_str())))
+        .copied()
+        .unwrap_or(SAMPLES[0]);
+    view! { <Viewer sample=sample urls=crate::io::browser::query_values("url") /> }
 }
 
 /// The viewer; opens `urls` on load, else `sample` (a file in `www/samples/`) when given.

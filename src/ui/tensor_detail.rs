@@ -190,7 +190,7 @@ pub fn TensorDetail() -> impl IntoView {
                 <p class="sev-warning" data-testid="undecodable">"Values of this type cannot be decoded."</p>
             })}
             {lost.map(|l| view! {
-                <p class="sev-error" data-testid="data-lost">{format!("Where this tensor's data lies is unknown: {l}. Its values are not read.")}</p>
+                <p class="sev-error" data-testid="data-lost">{format!("Its values are not read: {l}.")}</p>
             })}
         })
     };

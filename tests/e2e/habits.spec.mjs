@@ -22,7 +22,11 @@ test('export report downloads the JSON report; it equals the CLI output but for 
   assert.equal(report.format, 'gguf');
   assert.equal(report.tensors.length, 37);
   assert.deepEqual(Object.keys(report), ['format', 'kind', 'files', 'metadata', 'tensors', 'summary', 'estimate', 'findings']);
-  const cli = ['release', 'debug'].map((p) => path.join(REPO, 'target', p, 'tensorscope')).find((p) => fs.existsSync(p));
+  // The newest build of the CLI (a stale release binary would not be the code under test).
+  const cli = ['release', 'debug']
+    .map((p) => path.join(REPO, 'target', p, 'tensorscope'))
+    .filter((p) => fs.existsSync(p))
+    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
   if (cli) {
     const f = fixture('gguf_v3_le.gguf');
     // Status 1: the fixture's nested arrays are an error finding (llama.cpp refuses them).

@@ -13,7 +13,7 @@ test('the service worker serves the app offline after the first visit', async ()
   // Installed, precached and controlling the page.
   await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 15_000 });
-  const cached = await page.evaluate(async () => (await (await caches.open('tensorscope-v2')).keys()).map((r) => new URL(r.url).pathname));
+  const cached = await page.evaluate(async () => (await (await caches.open('tensorscope-v3')).keys()).map((r) => new URL(r.url).pathname));
   assert.ok(cached.includes('/tensorscope-web_bg.wasm') && cached.includes('/worker.js'), `${cached}`);
 
   await context.setOffline(true);

@@ -73,8 +73,12 @@ export class Viewer {
     this.page = page;
     this.url = url;
   }
-  async open(hash = '') {
-    await this.page.goto(this.url + hash);
+  /** Open the viewer on the small fixture sample most specs are written against, or with
+   *  `{ sample: null }` on the page's own default sample. */
+  async open(hash = '', { sample = 'gguf_v3_le.gguf' } = {}) {
+    // `hash` may be a `#fragment` or a `?query` (which then opens its URLs, not a sample).
+    const query = hash.startsWith('?') || !sample ? '' : `?sample=${sample}`;
+    await this.page.goto(this.url + query + hash);
     await this.page.locator('[data-testid=app]').waitFor({ timeout: 15_000 });
     await this.waitLoaded();
   }
