@@ -9,6 +9,8 @@ pub use tensorscope_engine as engine;
 pub mod cli;
 
 #[cfg(target_arch = "wasm32")]
+pub mod api;
+#[cfg(target_arch = "wasm32")]
 pub mod io;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

@@ -3,8 +3,9 @@
 #[cfg(target_arch = "wasm32")]
 fn main() {
     console_error_panic_hook::set_once();
-    // In a worker (worker.js) there is no page to mount: it calls `worker_main` instead.
-    if web_sys::window().is_some() {
+    // In a worker (worker.js) there is no page to mount: it calls `worker_main` instead; a page
+    // that loads the JS API (tensorscope.mjs) wants the engine, not the viewer.
+    if web_sys::window().is_some() && !tensorscope::api::api_only() {
         leptos::mount::mount_to_body(tensorscope::ui::App);
     }
 }

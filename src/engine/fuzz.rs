@@ -19,15 +19,15 @@ pub fn decode_as(name: &str, data: &[u8]) {
     let _ = report(&assemble(vec![(FileInfo::new(name, data.len() as u64), parsed)]));
 }
 
-/// Run `data` through the pickle machine and the tensor finder, then open it as a torch zip
-/// and as a raw pickle: bounded, never a panic or a hang.
+/// Run `data` through the pickle machine and the tensor finder, then open it as a pickle
+/// checkpoint (a torch zip when it starts like one, else a pickle stream) and assemble it:
+/// bounded, never a panic or a hang.
 pub fn pickle(data: &[u8]) {
     let tree = super::pickle::machine::run(data, 0);
     let _ = super::pickle::torch::tensors(&tree);
-    decode_as("x.pt", data);
-    let mut as_raw = vec![0x80, 2];
-    as_raw.extend_from_slice(data);
-    decode_as("x.bin", &as_raw);
+    let chunk = data.first().map_or(1, |&b| 1 + u64::from(b) * 37);
+    let parsed = decode("x.pt", data, chunk);
+    let _ = assemble(vec![(FileInfo::new("x.pt", data.len() as u64), parsed)]);
 }
 
 /// Cut `data` at its `0xff 0xfe` markers into files named by kind, and assemble them.

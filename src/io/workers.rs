@@ -81,7 +81,7 @@ impl Pool {
         let broken: Rc<Cell<bool>> = Rc::default();
         let mut workers = Vec::with_capacity(n);
         for _ in 0..n {
-            let w = Worker::new_with_options("worker.js", &opts).ok()?;
+            let w = Worker::new_with_options(&worker_url(), &opts).ok()?;
             let pend = pending.clone();
             let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| answer(&pend, &e.data()));
             w.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -307,4 +307,13 @@ pub fn object(fields: &[(&str, JsValue)]) -> Object {
         let _ = Reflect::set(&o, &JsValue::from_str(k), v);
     }
     o
+}
+
+/// `worker.js` beside the wasm: relative to the page, or to the JS API module when a page loads
+/// the engine from elsewhere (`tensorscope.mjs` sets `__tensorscopeBase`).
+fn worker_url() -> String {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("__tensorscopeBase"))
+        .ok()
+        .and_then(|b| b.as_string())
+        .map_or_else(|| "worker.js".to_owned(), |base| format!("{base}worker.js"))
 }

@@ -212,7 +212,8 @@ pub fn Viewer(#[prop(optional)] sample: Option<state::Sample>, #[prop(optional)]
                 </div>
                 <Show when=move || state.selected.with(Option::is_some)>
                     <div class="resize-handle" data-testid="detail-resize" role="separator" aria-orientation="vertical"
-                        aria-label="Resize the tensor panel" tabindex="0"
+                        aria-label="Resize the tensor panel" tabindex="0" aria-valuemin="320"
+                        aria-valuenow=move || detail_width.get().unwrap_or_else(default_detail_width).round().to_string()
                         on:pointerdown=move |ev: leptos::ev::PointerEvent| {
                             ev.prevent_default();
                             resizing.set(true);

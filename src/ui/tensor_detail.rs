@@ -233,7 +233,7 @@ pub fn TensorDetail() -> impl IntoView {
                 <label><input type="radio" name="sel" data-testid="sel-sample" prop:checked=move || mode.get() == Mode::Sample on:change=move |_| mode.set(Mode::Sample) />" Sample"</label>
                 <label><input type="radio" name="sel" data-testid="sel-whole" prop:checked=move || mode.get() == Mode::Whole on:change=move |_| mode.set(Mode::Whole) />" Whole tensor"</label>
                 <label><input type="radio" name="sel" data-testid="sel-range" prop:checked=move || mode.get() == Mode::Range on:change=move |_| mode.set(Mode::Range) />" Elements"</label>
-                <input type="text" size="14" data-testid="range-input" prop:value=move || range_text.get()
+                <input type="text" size="14" aria-label="Elements A:B" data-testid="range-input" prop:value=move || range_text.get()
                     on:input=move |ev| { range_text.set(event_target_value(&ev)); mode.set(Mode::Range); } />
                 <button data-testid="run-hist" on:click=move |_| start("hist")>"Histogram"</button>
                 <label><input type="checkbox" data-testid="log-scale" prop:checked=move || log.get() on:change=move |ev| log.set(event_target_checked(&ev)) />" log"</label>

@@ -244,17 +244,17 @@ pub fn TensorTable() -> impl IntoView {
                 };
                 view! {
                     <div class="tr group" role="row" data-testid="group-row" class:cursor=is_cursor on:click=click>
-                        <span class="col-name">
+                        <span class="col-name" role="gridcell">
                             {move || if closed() { "▸ " } else { "▾ " }}
                             <span data-testid="group-title">{title}</span>
                             <span class="muted">{format!("  {n} tensors")}</span>
                         </span>
-                        <span class="col-dtype"></span>
-                        <span class="col-shape"></span>
-                        <span class="col-params num" data-testid="group-params">{human_count(params)}</span>
-                        <span class="col-bytes num" data-testid="group-bytes">{human_bytes(bytes)}</span>
-                        <span class="col-offset"></span>
-                        <span class="col-file"></span>
+                        <span class="col-dtype" role="gridcell"></span>
+                        <span class="col-shape" role="gridcell"></span>
+                        <span class="col-params num" role="gridcell" data-testid="group-params">{human_count(params)}</span>
+                        <span class="col-bytes num" role="gridcell" data-testid="group-bytes">{human_bytes(bytes)}</span>
+                        <span class="col-offset" role="gridcell"></span>
+                        <span class="col-file" role="gridcell"></span>
                     </div>
                 }
                 .into_any()
@@ -278,16 +278,16 @@ pub fn TensorTable() -> impl IntoView {
                         class:selected=is_sel
                         on:click=click
                     >
-                        <span class="col-name" data-testid="cell-name">
+                        <span class="col-name" role="gridcell" data-testid="cell-name">
                             <span class="name">{name.clone()}</span>
                             <CopyButton text=name.clone() label="copy" />
                         </span>
-                        <span class="col-dtype" data-testid="cell-dtype">{t.dtype.name()}</span>
-                        <span class="col-shape">{shape_text(&t.shape)}</span>
-                        <span class="col-params num" data-testid="cell-params">{params.with_untracked(|p| p.get(i).copied()).map(human_count).unwrap_or_default()}</span>
-                        <span class="col-bytes num" data-testid="cell-bytes">{human_bytes(t.nbytes)}</span>
-                        <span class="col-offset num">{t.offset}</span>
-                        <span class="col-file" title=file.clone()>{t.file}</span>
+                        <span class="col-dtype" role="gridcell" data-testid="cell-dtype">{t.dtype.name()}</span>
+                        <span class="col-shape" role="gridcell">{shape_text(&t.shape)}</span>
+                        <span class="col-params num" role="gridcell" data-testid="cell-params">{params.with_untracked(|p| p.get(i).copied()).map(human_count).unwrap_or_default()}</span>
+                        <span class="col-bytes num" role="gridcell" data-testid="cell-bytes">{human_bytes(t.nbytes)}</span>
+                        <span class="col-offset num" role="gridcell">{t.offset}</span>
+                        <span class="col-file" role="gridcell" title=file.clone()>{t.file}</span>
                     </div>
                 }
                 .into_any()
@@ -311,15 +311,15 @@ pub fn TensorTable() -> impl IntoView {
                     }}
                 </span>
             </div>
-            <div class="grid">
-                <div class="tr thead" role="row">{header}</div>
+            <div class="grid" role="grid" aria-label="Tensors" aria-rowcount=move || flat.with(|f| f.len() + 1)>
+                <div role="rowgroup"><div class="tr thead" role="row">{header}</div></div>
                 <div
                     class="tbody"
                     style:height=move || format!("min({}px, calc(100vh - 15rem))", (flat.with(|f| f.len()) as f64 * ROW_PX).max(ROW_PX))
-                    role="grid"
+                    role="rowgroup"
                     tabindex="0"
                     data-testid="table-body"
-                    aria-label="Tensors"
+                    aria-label="Tensor rows: arrow keys move, Enter opens"
                     node_ref=scroller
                     on:scroll=move |_| {
                         if let Some(el) = scroller.get_untracked() {

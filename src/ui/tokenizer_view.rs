@@ -183,7 +183,8 @@ fn TokenPanel(cp: Arc<Checkpoint>) -> impl IntoView {
             }
             .into_any(),
             None => view! {
-                <div class="token-scroll" node_ref=scroller data-testid="token-scroll"
+                <div class="token-scroll" node_ref=scroller data-testid="token-scroll" tabindex="0" role="region"
+                    aria-label="Tokens by id"
                     on:scroll=move |_| {
                         if let Some(el) = scroller.get_untracked() {
                             top.set(el.scroll_top().max(0) as u64 / ROW_PX);

@@ -1,0 +1,148 @@
+//! The JavaScript API (`www/tensorscope.mjs`): the engine for other web apps, without the
+//! viewer. Each function opens its input (a `File`, a list of them, a URL or a list of URLs),
+//! does what the CLI command of the same name does, and returns the same JSON contract as an
+//! object. Errors reject the promise with a message.
+
+use js_sys::{Array, JsString, JSON};
+use wasm_bindgen::prelude::*;
+
+use crate::engine::diff::diff as header_diff;
+use crate::engine::diff_report::DiffReport;
+use crate::engine::hist_report::HistReport;
+use crate::engine::job::Values;
+use crate::engine::model::Checkpoint;
+use crate::engine::plan::Selection;
+use crate::engine::report::Report;
+use crate::io::entries::Input;
+use crate::io::open::{open_inputs, open_urls};
+use crate::io::values::{check as check_values, compare_values, histogram as histogram_values, settle_arrays};
+use crate::io::{Cancel, Meter, Source};
+
+/// Whether the page asked for the API only (`www/tensorscope.mjs` sets this before loading the
+/// wasm), so that `main` mounts no viewer.
+pub fn api_only() -> bool {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("__tensorscopeApiOnly")).is_ok_and(|v| v.is_truthy())
+}
+
+fn err(e: impl std::fmt::Display) -> JsValue {
+    js_sys::Error::new(&e.to_string()).into()
+}
+
+fn parse(text: &str) -> Result<JsValue, JsValue> {
+    JSON::parse(text).map_err(|_| err("the report is not JSON"))
+}
+
+/// Files or URLs, from what JavaScript passed.
+enum Given {
+    Files(Vec<Input>),
+    Urls(Vec<String>),
+}
+
+fn given(input: &JsValue) -> Result<Given, JsValue> {
+    let items: Vec<JsValue> = if Array::is_array(input) {
+        Array::from(input).iter().collect()
+    } else if let Some(list) = input.dyn_ref::<web_sys::FileList>() {
+        (0..list.length()).filter_map(|i| list.get(i)).map(JsValue::from).collect()
+    } else {
+        vec![input.clone()]
+    };
+    if items.is_empty() {
+        return Err(err("nothing to open: give a File, a list of Files, a URL or a list of URLs"));
+    }
+    if items.iter().all(|v| v.is_string()) {
+        return Ok(Given::Urls(items.iter().filter_map(|v| v.as_string()).collect()));
+    }
+    let files = items
+        .iter()
+        .map(|v| v.dyn_ref::<web_sys::File>().map(Input::from_file))
+        .collect::<Option<Vec<Input>>>()
+        .ok_or_else(|| err("expected File objects or URL strings"))?;
+    Ok(Given::Files(files))
+}
+
+async fn open(input: &JsValue) -> Result<(Checkpoint, Vec<Source>), JsValue> {
+    let cancel = Cancel::new();
+    match given(input)? {
+        Given::Files(mut files) => open_inputs(&mut files, &cancel, |_| {}).await.map_err(err),
+        Given::Urls(urls) => open_urls(&urls, &Meter::default(), &cancel, |_| {}).await.map_err(err),
+    }
+}
+
+fn flag(options: &JsValue, key: &str) -> bool {
+    js_sys::Reflect::get(options, &JsValue::from_str(key)).is_ok_and(|v| v.is_truthy())
+}
+
+fn number(options: &JsValue, key: &str) -> Option<f64> {
+    js_sys::Reflect::get(options, &JsValue::from_str(key)).ok().and_then(|v| v.as_f64())
+}
+
+/// `tensorscope inspect --json`: tensors, metadata, summary, estimate and findings.
+#[wasm_bindgen(js_name = inspect)]
+pub async fn api_inspect(input: JsValue) -> Result<JsValue, JsValue> {
+    let (cp, _) = open(&input).await?;
+    parse(&Report::inspect(&cp).to_text())
+}
+
+/// `tensorscope check --json`; `options.sha256` hashes every file, `options.scan` counts NaN and
+/// infinite values in every tensor.
+#[wasm_bindgen(js_name = check)]
+pub async fn api_check(input: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let (cp, sources) = open(&input).await?;
+    let (sha256, scan) = (flag(&options, "sha256"), flag(&options, "scan"));
+    let outcome = if sha256 || scan {
+        check_values(&cp, &sources, sha256, scan, &Cancel::new(), |_, _| {}).await.map_err(err)?.0
+    } else {
+        Default::default()
+    };
+    parse(&Report::check(&cp, &outcome, &[]).to_text())
+}
+
+/// `tensorscope hist --json` of tensor `name`: the whole tensor, or `options.sample` bytes of
+/// blocks spread over it, or `options.elements = [a, b]`; `options.bins` (default 64).
+#[wasm_bindgen(js_name = histogram)]
+pub async fn api_histogram(input: JsValue, name: String, options: JsValue) -> Result<JsValue, JsValue> {
+    let (cp, sources) = open(&input).await?;
+    let t = cp.tensor(&name).ok_or_else(|| err(format!("no tensor named '{name}'")))?;
+    let elements = js_sys::Reflect::get(&options, &JsValue::from_str("elements")).ok().filter(Array::is_array);
+    let selection = match (elements, number(&options, "sample")) {
+        (Some(e), _) => {
+            let e = Array::from(&e);
+            let (a, b) = (e.get(0).as_f64().unwrap_or(0.0), e.get(1).as_f64().unwrap_or(0.0));
+            if !(a >= 0.0 && b > a) {
+                return Err(err("elements takes [a, b] with 0 <= a < b"));
+            }
+            Selection::Elements { start: a as u64, end: b as u64 }
+        }
+        (None, Some(bytes)) if bytes >= 1.0 => Selection::Sample { budget_bytes: bytes as u64 },
+        _ => Selection::Whole,
+    };
+    let bins = number(&options, "bins").map_or(64, |b| b.clamp(1.0, f64::from(1 << 20)) as usize);
+    let (sink, _) =
+        histogram_values(&cp, t, &sources, &selection, false, &Cancel::new(), |_, _| {}).await.map_err(err)?;
+    parse(&HistReport::new(t, &sink.values, bins, None).to_text())
+}
+
+/// `tensorscope diff --json` of `a` against `b`; `options.values` is `"none"`, `"sample"`
+/// (the default) or `"all"`.
+#[wasm_bindgen(js_name = diff)]
+pub async fn api_diff(a: JsValue, b: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let (ca, sa) = open(&a).await?;
+    let (cb, sb) = open(&b).await?;
+    let values = js_sys::Reflect::get(&options, &JsValue::from_str("values"))
+        .ok()
+        .and_then(|v| v.dyn_into::<JsString>().ok())
+        .map(String::from);
+    let values = match values.as_deref() {
+        None | Some("sample") => Some(Values::Sample),
+        Some("all") => Some(Values::All),
+        Some("none") => None,
+        Some(other) => return Err(err(format!("values takes none, sample or all, not '{other}'"))),
+    };
+    let cancel = Cancel::new();
+    let d = settle_arrays(&header_diff(&ca, &cb), &ca, &cb, &sa, &sb, &cancel).await.map_err(err)?;
+    let d = match values {
+        Some(v) => compare_values(&d, &ca, &cb, &sa, &sb, v, &cancel, |_, _| {}).await.map_err(err)?.0,
+        None => d,
+    };
+    parse(&DiffReport { a: &ca, b: &cb, diff: &d }.to_text())
+}
