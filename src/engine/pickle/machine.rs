@@ -9,10 +9,11 @@ use std::collections::HashMap;
 /// A node's index in [`Tree::nodes`].
 pub type Id = u32;
 
-/// Most nodes one pickle may build (a 70B model's state dict needs a few hundred thousand).
-pub const MAX_NODES: usize = 4 << 20;
+/// Most nodes one pickle may build (a trainer checkpoint of 10k tensors with optimizer state needs
+/// about 200k); at about 72 bytes a node this bounds the tree near 75 MB.
+pub const MAX_NODES: usize = 1 << 20;
 /// Most memo entries.
-pub const MAX_MEMO: usize = 4 << 20;
+pub const MAX_MEMO: usize = 1 << 20;
 /// Most open marks (nesting of MARK ... TUPLE / LIST / DICT).
 pub const MAX_MARKS: usize = 4096;
 /// Longest text or bytes item copied into a node; longer ones keep their position only.
@@ -741,6 +742,7 @@ mod tests {
         let t = run(&flood, 0);
         assert!(t.stopped.unwrap().why.contains("values"));
         assert_eq!(t.nodes.len(), MAX_NODES);
+        assert!(std::mem::size_of::<Node>() <= 80, "the node bound is a memory bound");
     }
 
     #[test]
