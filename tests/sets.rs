@@ -89,7 +89,7 @@ fn a_tensor_in_two_shards_is_reported() {
 }
 
 #[test]
-fn pickles_are_recognised_never_loaded_and_other_files_ignored() {
+fn a_pickle_beside_weights_is_not_opened_and_other_files_are_ignored() {
     let a = shard(&["x"]);
     let cp = open_all(&[
         ("model.safetensors", &a),
@@ -99,14 +99,17 @@ fn pickles_are_recognised_never_loaded_and_other_files_ignored() {
         ("README.md", b"# a model"),
     ]);
     assert_eq!(cp.format, Format::Safetensors);
-    assert_eq!(codes(&cp), vec![rules::PICKLE_NOT_LOADED, "config.not_json", rules::IGNORED_FILE]);
-    assert!(cp.findings[0].message.contains("runs code"));
-    assert!(cp.findings[1].message.contains("generation_config.json"), "{:?}", cp.findings[1]);
+    assert_eq!(codes(&cp), vec!["config.not_json", rules::IGNORED_FILE, rules::PICKLE_NOT_LOADED]);
+    assert!(cp.findings[0].message.contains("generation_config.json"), "{:?}", cp.findings[0]);
+    let pickle = &cp.findings[2];
+    assert!(pickle.message.contains("pytorch_model.bin") && pickle.message.contains("safetensors"), "{pickle:?}");
     // The config is read and kept; a broken one is a finding, not a failure.
     assert_eq!(cp.config("config.json"), Some(&serde_json::json!({"hidden_size": 8})));
     assert_eq!(cp.configs.len(), 1);
+    // On its own a pickle is opened, without running it: one cut short is a finding.
     let cp = open_all(&[("old.pt", b"\x80\x02}q\0(X\x01\0\0\0aq")]);
-    assert_eq!(codes(&cp), vec![rules::PICKLE_NOT_LOADED, rules::NO_CHECKPOINT]);
+    assert_eq!(cp.format, Format::Pickle);
+    assert_eq!(codes(&cp), vec!["pickle.stopped"]);
 }
 
 fn split(no: u16, count: u16, total: i32, tensors: &[&str]) -> Vec<u8> {
