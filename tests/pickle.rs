@@ -140,6 +140,15 @@ fn hostile_containers_and_truncations_end_in_findings() {
     assert!(codes(&cp).contains(&"pickle.missing_storage"));
     let embed = cp.tensors.iter().find(|t| t.name.ends_with("embed_tokens.weight")).unwrap();
     assert_eq!(embed.data, Err(Lost::NoStorage));
+    // A byteorder entry that claims 1000 bytes is not read (it says "little" or "big"); the rest is.
+    let mut long_order = good.clone();
+    let name = b"archive/byteorder";
+    let at = long_order.windows(name.len()).rposition(|w| w == name).unwrap() - 46; // its central entry
+    long_order[at + 20..at + 24].copy_from_slice(&1000u32.to_le_bytes());
+    let cp = open_one("x.pt", &long_order);
+    let f = cp.findings.iter().find(|f| f.message.contains("byteorder is 1000 bytes")).expect("a finding");
+    assert_eq!(f.severity, tensorscope::engine::findings::Severity::Warning);
+    assert_eq!(cp.tensors.iter().filter(|t| t.data.is_ok()).count(), 6);
     // A legacy file cut inside its storages: the storages before the cut are still found.
     let legacy = std::fs::read(path("legacy.pt")).unwrap();
     let cp = open_one("x.pt", &legacy[..legacy.len() - 30]);

@@ -120,3 +120,13 @@ fn read_adapter(cp: &crate::engine::model::Checkpoint) -> Option<crate::engine::
     let values = source::run_on(crate::engine::adapter::scalars_job(cp, &wanted), cp).unwrap_or_default();
     Some(a.with_alphas(cp, &values))
 }
+
+/// Build the output whole, then write it, so a closed pipe (`| head`) ends it quietly.
+fn buffered(out: &mut dyn Write, build: impl FnOnce(&mut Vec<u8>) -> Result<(), String>) -> Result<(), String> {
+    let mut buf = Vec::new();
+    build(&mut buf)?;
+    match out.write_all(&buf) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
+    }
+}

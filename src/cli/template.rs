@@ -32,13 +32,7 @@ struct TemplateJson<'a> {
 
 /// Run `template` on the opened checkpoint; an error when it holds no template (or none named so).
 pub fn run(args: &Args, cp: &Checkpoint, out: &mut dyn Write) -> Result<(), String> {
-    // Written whole at the end, so a closed pipe (`| head`) ends the output quietly.
-    let mut buf = Vec::new();
-    build(args, cp, &mut buf)?;
-    match out.write_all(&buf) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
-        _ => Ok(()),
-    }
+    super::buffered(out, |buf| build(args, cp, buf))
 }
 
 fn build(args: &Args, cp: &Checkpoint, out: &mut Vec<u8>) -> Result<(), String> {

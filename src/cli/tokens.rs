@@ -13,13 +13,7 @@ const PAGE: u64 = 4096;
 
 /// Run `tokens` on the opened checkpoint.
 pub fn run(args: &Args, cp: &Checkpoint, out: &mut dyn Write) -> Result<(), String> {
-    // Written whole at the end, so a closed pipe (`| head`) ends the output quietly.
-    let mut buf = Vec::new();
-    build(args, cp, &mut buf)?;
-    match out.write_all(&buf) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
-        _ => Ok(()),
-    }
+    super::buffered(out, |buf| build(args, cp, buf))
 }
 
 fn build(args: &Args, cp: &Checkpoint, out: &mut Vec<u8>) -> Result<(), String> {

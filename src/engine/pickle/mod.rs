@@ -41,6 +41,8 @@ pub mod rules {
 pub const MAX_PICKLE_BYTES: u64 = 256 << 20;
 /// The first read of a file that starts with a pickle; doubled until the pickle's STOP.
 const FIRST_PREFIX: u64 = 1 << 20;
+/// Longest `byteorder` entry read (it says `little` or `big`).
+const MAX_BYTEORDER_BYTES: u64 = 16;
 /// The legacy format's magic number (`torch.serialization.MAGIC_NUMBER`).
 const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
 
@@ -156,6 +158,17 @@ impl PickleDecoder {
             tree: None,
             prefix: String::new(),
             storage_types: HashMap::new(),
+        }
+    }
+
+    /// An entry that cannot be used: `finding`, then the next entry, or the end when it was the
+    /// pickle itself.
+    fn unusable(&mut self, finding: Finding, purpose: Purpose, entries: Vec<zip::Entry>, todo: Vec<(usize, Purpose)>) {
+        self.out.findings.push(finding);
+        if purpose == Purpose::Pickle {
+            self.finish();
+        } else {
+            self.state = State::ZipLocal(entries, todo);
         }
     }
 
@@ -346,23 +359,13 @@ impl PickleDecoder {
                     todo.pop();
                     let Some(start) = zip::data_start(&h, e.local) else {
                         let msg = format!("{}: no local header at byte {}", e.name, e.local);
-                        self.out.findings.push(Finding::error(rules::BAD_ZIP, msg));
-                        if purpose == Purpose::Pickle {
-                            self.finish();
-                        } else {
-                            self.state = State::ZipLocal(entries, todo);
-                        }
+                        self.unusable(Finding::error(rules::BAD_ZIP, msg), purpose, entries, todo);
                         continue;
                     };
                     let len = e.compressed;
                     if start.checked_add(len).is_none_or(|end| end > self.file_len) {
                         let msg = format!("{}: its {len} bytes at {start} run past the end of the file", e.name);
-                        self.out.findings.push(Finding::error(rules::BAD_ZIP, msg));
-                        if purpose == Purpose::Pickle {
-                            self.finish();
-                        } else {
-                            self.state = State::ZipLocal(entries, todo);
-                        }
+                        self.unusable(Finding::error(rules::BAD_ZIP, msg), purpose, entries, todo);
                         continue;
                     }
                     match purpose {
@@ -379,12 +382,11 @@ impl PickleDecoder {
                         }
                         _ if e.method != 0 => {
                             let msg = format!("{} is compressed (method {}): not read", e.name, e.method);
-                            self.out.findings.push(Finding::error(rules::COMPRESSED, msg));
-                            if purpose == Purpose::Pickle {
-                                self.finish();
-                            } else {
-                                self.state = State::ZipLocal(entries, todo);
-                            }
+                            self.unusable(Finding::error(rules::COMPRESSED, msg), purpose, entries, todo);
+                        }
+                        Purpose::ByteOrder if len > MAX_BYTEORDER_BYTES => {
+                            let msg = format!("{} is {len} bytes, not \"little\" or \"big\": not read", e.name);
+                            self.unusable(Finding::warning(rules::BAD_ZIP, msg), purpose, entries, todo);
                         }
                         _ if len > MAX_PICKLE_BYTES => {
                             self.fail(
