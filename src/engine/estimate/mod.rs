@@ -92,6 +92,22 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// The weights alone, and why no cache is estimated.
+    fn not_estimated(weights_bytes: u64, projector_bytes: u64, why: &str) -> Self {
+        Estimate {
+            source: None,
+            architecture: None,
+            context: None,
+            layers: 0,
+            kv_layers: 0,
+            weights_bytes,
+            projector_bytes,
+            kv_cache: Vec::new(),
+            state_bytes: 0,
+            unknown: vec![why.to_owned()],
+        }
+    }
+
     /// Weights, cache and state together, for one cache entry.
     pub fn total(&self, kv: &KvCache) -> u64 {
         self.weights_bytes
@@ -205,32 +221,14 @@ pub fn estimate_at(cp: &Checkpoint, contexts: &[u64]) -> Estimate {
         Kind::Model | Kind::Projector => None,
     };
     if let Some(why) = not_run {
-        return Estimate {
-            source: None,
-            architecture: None,
-            context: None,
-            layers: 0,
-            kv_layers: 0,
-            weights_bytes,
-            projector_bytes,
-            kv_cache: Vec::new(),
-            state_bytes: 0,
-            unknown: vec![why.into()],
-        };
+        return Estimate::not_estimated(weights_bytes, projector_bytes, why);
     }
     let Some(facts) = facts(cp) else {
-        return Estimate {
-            source: None,
-            architecture: None,
-            context: None,
-            layers: 0,
-            kv_layers: 0,
+        return Estimate::not_estimated(
             weights_bytes,
             projector_bytes,
-            kv_cache: Vec::new(),
-            state_bytes: 0,
-            unknown: vec!["no architecture metadata or config.json: the KV cache is not estimated".into()],
-        };
+            "no architecture metadata or config.json: the KV cache is not estimated",
+        );
     };
     let chosen = contexts;
     let mut contexts: Vec<u64> = CONTEXTS.to_vec();

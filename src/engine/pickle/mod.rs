@@ -98,6 +98,21 @@ pub struct PickleRead {
 /// The legacy format's storage keys, in the order their bytes follow, and where they begin.
 type LegacyKeys = (Vec<String>, u64);
 
+impl PickleRead {
+    /// Nothing read yet from a file of this container.
+    fn empty(container: Container) -> Self {
+        PickleRead {
+            container,
+            protocol: 0,
+            tensors: vec![],
+            storages: HashMap::new(),
+            imports: vec![],
+            findings: vec![],
+            facts: vec![],
+        }
+    }
+}
+
 enum State {
     ZipTail,
     Zip64Locator(zip::End),
@@ -146,15 +161,7 @@ impl PickleDecoder {
             state: if zip { State::ZipTail } else { State::Prefix(FIRST_PREFIX.min(file_len)) },
             want: None,
             buf: Vec::new(),
-            out: PickleRead {
-                container,
-                protocol: 0,
-                tensors: vec![],
-                storages: HashMap::new(),
-                imports: vec![],
-                findings: vec![],
-                facts: vec![],
-            },
+            out: PickleRead::empty(container),
             tree: None,
             prefix: String::new(),
             storage_types: HashMap::new(),
@@ -530,18 +537,7 @@ impl Decoder for PickleDecoder {
                         "a plain pickle: its tensors name storages this file does not hold, so their values are not read",
                     ));
                 }
-                Step::Done(std::mem::replace(
-                    &mut self.out,
-                    PickleRead {
-                        container: Container::Plain,
-                        protocol: 0,
-                        tensors: vec![],
-                        storages: HashMap::new(),
-                        imports: vec![],
-                        findings: vec![],
-                        facts: vec![],
-                    },
-                ))
+                Step::Done(std::mem::replace(&mut self.out, PickleRead::empty(Container::Plain)))
             }
         }
     }
