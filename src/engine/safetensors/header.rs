@@ -1,7 +1,5 @@
 //! The safetensors header decoder and the reference implementation's validation rules.
 
-use serde::de::{Deserializer as _, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use serde_json::Value as Json;
 
 use super::rules;
@@ -52,15 +50,25 @@ enum State {
 }
 
 /// Decodes the header of one safetensors file of `file_len` bytes.
+///
+/// The JSON is parsed entry by entry as its bytes arrive, so the work is spread over the reads
+/// (a 65 MB header never runs as one long task) and memory holds one read chunk and the entry
+/// being parsed, not the whole header text.
 pub struct HeaderDecoder {
     window: Window,
     state: State,
     out: Header,
+    json: JsonScan,
 }
 
 impl HeaderDecoder {
     pub fn new(file_len: u64) -> Self {
-        HeaderDecoder { window: Window::new(0), state: State::Length, out: Header { file_len, ..Header::default() } }
+        HeaderDecoder {
+            window: Window::new(0),
+            state: State::Length,
+            out: Header { file_len, ..Header::default() },
+            json: JsonScan::default(),
+        }
     }
 
     fn stop(&mut self, f: Finding) {
@@ -107,21 +115,27 @@ impl Decoder for HeaderDecoder {
                             format!("header length {n} runs past the end of the {len}-byte file"),
                         ));
                     } else {
-                        self.window.reserve(8 + n);
+                        self.window.consume(8);
                         self.state = State::Json;
                     }
                 }
                 State::Json => {
-                    if let Some(r) = self.have(8 + self.out.header_len) {
-                        return Step::Need(r);
+                    let end = 8 + self.out.header_len;
+                    let at_end = self.window.end() == end;
+                    match self.json.scan(&mut self.window, at_end, &mut self.out) {
+                        Scanned::More => return Step::Need(ByteRange::new(self.window.end(), end)),
+                        Scanned::Object => {
+                            self.json.finish(&mut self.out);
+                            validate(&mut self.out);
+                            self.state = State::Done;
+                        }
+                        Scanned::Failed(f) => {
+                            // As the reference refuses such a header, nothing in it is shown.
+                            self.out.tensors.clear();
+                            self.out.metadata.clear();
+                            self.stop(f);
+                        }
                     }
-                    let json = &self.window.bytes()[8..(8 + self.out.header_len) as usize];
-                    let out = &mut self.out;
-                    if parse_json(json, out) {
-                        validate(out);
-                    }
-                    self.window = Window::new(8 + self.out.header_len);
-                    self.state = State::Done;
                 }
             }
         }
@@ -132,84 +146,368 @@ impl Decoder for HeaderDecoder {
     }
 }
 
-/// Parse the JSON header into `out`, keeping entry order and reporting duplicate keys.
-/// Returns whether the header was a JSON object at all.
-fn parse_json(json: &[u8], out: &mut Header) -> bool {
-    let text = match std::str::from_utf8(json) {
-        Ok(t) => t,
-        Err(e) => {
-            out.findings.push(Finding::error(
-                rules::INVALID_UTF8,
-                format!("header is not valid UTF-8 (at offset {})", 8 + e.valid_up_to()),
-            ));
-            return false;
+/// What a scan of the bytes at hand came to.
+enum Scanned {
+    /// The bytes at hand are used up; the header goes on.
+    More,
+    /// The header is one JSON object followed only by whitespace.
+    Object,
+    /// The header is not JSON (or not UTF-8): the finding says where.
+    Failed(Finding),
+}
+
+/// Where the scan of the top-level object is.
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Expect {
+    /// Whitespace, then `{`.
+    #[default]
+    Open,
+    /// A key, or `}` in an empty object.
+    FirstKey,
+    /// A key after a `,`.
+    Key,
+    /// `,` or `}` after an entry.
+    Next,
+    /// Whitespace only, to the end of the header.
+    Tail,
+}
+
+/// The top-level object of a header, entry by entry: each key and value is cut out by its
+/// structure here and parsed by `serde_json`, which judges its syntax.
+#[derive(Default)]
+struct JsonScan {
+    expect: Expect,
+    /// An entry was cut short with this many bytes at hand: scan again once there are twice as
+    /// many (or the header's end), so a huge entry costs one pass, not one per read.
+    wait_for: usize,
+    /// Findings before the object's entries (kept if the header is not JSON).
+    findings_before: usize,
+    /// Whether `__metadata__` was seen.
+    metadata_seen: bool,
+    /// Each name's last entry, by the name's hash; names whose hashes collide are in `collided`.
+    names: std::collections::HashMap<u64, Slot>,
+    collided: std::collections::HashMap<String, Option<usize>>,
+    /// Names of malformed entries (no tensor holds them).
+    bad_names: Vec<Box<str>>,
+    /// Tensors replaced by a later entry of the same name.
+    dropped: Vec<usize>,
+    /// Scans that looked at the bytes (for the test of huge entries).
+    scans: usize,
+}
+
+/// A name's last entry: a tensor, or a malformed entry (its name in `bad_names`).
+#[derive(Clone, Copy)]
+enum Slot {
+    Tensor(usize),
+    Bad(usize),
+}
+
+/// JSON's whitespace.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl JsonScan {
+    /// Parse what `window` holds, consuming it up to the last whole item; `at_end`: the
+    /// header's bytes end with the window's.
+    fn scan(&mut self, window: &mut Window, at_end: bool, out: &mut Header) -> Scanned {
+        let base = window.base();
+        let bytes = window.bytes();
+        if !at_end && bytes.len() < self.wait_for {
+            return Scanned::More;
         }
-    };
-    // The reference (0.8) accepts JSON whitespace before the object; its README still says the
-    // header must begin with '{', so older or stricter readers may refuse it.
-    let body = text.trim_start_matches([' ', '\t', '\n', '\r']);
-    if !body.starts_with('{') {
-        out.findings.push(Finding::error(
-            rules::HEADER_NOT_OBJECT,
-            "header must be a JSON object starting with '{' at offset 8",
-        ));
-        return false;
-    }
-    if body.len() < text.len() {
-        out.findings.push(Finding::warning(
-            rules::LEADING_WHITESPACE,
-            format!(
-                "header begins with {} whitespace bytes before its '{{': the reference reader accepts this, \
-                 the format's README says the header must begin with '{{'",
-                text.len() - body.len()
-            ),
-        ));
-    }
-    let entries = match ordered_entries(text) {
-        Ok(e) => e,
-        Err(e) => {
-            out.findings.push(Finding::error(
-                rules::INVALID_JSON,
-                format!("header is not valid JSON: {e} (byte {} of the file)", 8 + byte_of(text, e.line(), e.column())),
-            ));
-            return false;
+        self.wait_for = 0;
+        self.scans += 1;
+        let mut i = 0;
+        let result = loop {
+            i += bytes[i..].iter().take_while(|&&b| is_space(b)).count();
+            let at = base + i as u64;
+            let Some(&b) = bytes.get(i) else {
+                break if !at_end {
+                    Scanned::More
+                } else if self.expect == Expect::Tail {
+                    Scanned::Object
+                } else if self.expect == Expect::Open {
+                    Scanned::Failed(not_object())
+                } else {
+                    Scanned::Failed(json_error("EOF while parsing an object", at))
+                };
+            };
+            match (self.expect, b) {
+                (Expect::Open, b'{') => {
+                    if at > 8 {
+                        out.findings.push(Finding::warning(
+                            rules::LEADING_WHITESPACE,
+                            format!(
+                                "header begins with {} whitespace bytes before its '{{': the reference reader accepts \
+                                 this, the format's README says the header must begin with '{{'",
+                                at - 8
+                            ),
+                        ));
+                    }
+                    self.findings_before = out.findings.len();
+                    self.expect = Expect::FirstKey;
+                    i += 1;
+                }
+                (Expect::Open, _) => break Scanned::Failed(not_object()),
+                (Expect::FirstKey | Expect::Next, b'}') => {
+                    self.expect = Expect::Tail;
+                    i += 1;
+                }
+                (Expect::Next, b',') => {
+                    self.expect = Expect::Key;
+                    i += 1;
+                }
+                (Expect::FirstKey | Expect::Key, b'"') => match entry_len(&bytes[i..], at_end) {
+                    Cut::Short if at_end => {
+                        break Scanned::Failed(json_error("EOF while parsing an object", base + bytes.len() as u64))
+                    }
+                    Cut::Short => {
+                        self.wait_for = (bytes.len() - i).saturating_mul(2);
+                        break Scanned::More;
+                    }
+                    Cut::Bad(what, k) => break Scanned::Failed(text_error(&bytes[i + k..], what, at + k as u64)),
+                    Cut::Entry { key, value, len } => {
+                        let value = (at + value as u64, &bytes[i + value..i + len]);
+                        if let Err(f) = self.entry((at, &bytes[i..i + key]), value, out) {
+                            break Scanned::Failed(f);
+                        }
+                        self.expect = Expect::Next;
+                        i += len;
+                    }
+                },
+                (Expect::Key, b'}') => break Scanned::Failed(json_error("trailing comma", at)),
+                (Expect::FirstKey | Expect::Key, _) => {
+                    break Scanned::Failed(text_error(&bytes[i..], "key must be a string", at));
+                }
+                (Expect::Next, _) => break Scanned::Failed(text_error(&bytes[i..], "expected ',' or '}'", at)),
+                (Expect::Tail, _) => break Scanned::Failed(text_error(&bytes[i..], "trailing characters", at)),
+            }
+        };
+        if let Scanned::Failed(_) = result {
+            out.findings.truncate(self.findings_before.min(out.findings.len()));
         }
-    };
-    // The reference keeps the last entry of a repeated tensor name (serde's map), and refuses a
-    // repeated `__metadata__`; so do we, reporting both.
-    let dropped = crate::dupes::repeated(entries.len(), crate::dupes::Keep::Last, |i| entries[i].0.as_str());
-    let mut dropped = dropped.into_iter().peekable();
-    let mut metadata_seen = false;
-    out.tensors.reserve(entries.len());
-    for (i, (key, value)) in entries.into_iter().enumerate() {
-        let repeated = dropped.next_if_eq(&i).is_some();
-        if key == "__metadata__" {
-            if metadata_seen {
+        window.consume(base + i as u64);
+        result
+    }
+
+    /// One entry: its key's JSON text and its value's, each with its file offset.
+    fn entry(
+        &mut self,
+        (key_at, key): (u64, &[u8]),
+        (value_at, value): (u64, &[u8]),
+        out: &mut Header,
+    ) -> Result<(), Finding> {
+        let utf8 = |b, at: u64| std::str::from_utf8(b).map_err(|e| utf8_error(at + e.valid_up_to() as u64));
+        let key = utf8(key, key_at)?;
+        let value = utf8(value, value_at)?;
+        let name: String = if key.bytes().any(|b| b == b'\\' || b < 0x20) {
+            serde_json::from_str(key).map_err(|e| serde_error(&e, key, key_at))?
+        } else {
+            key[1..key.len() - 1].to_owned()
+        };
+        if name == "__metadata__" {
+            if self.metadata_seen {
                 out.findings
                     .push(Finding::error(rules::DUPLICATE_KEY, "header key '__metadata__' appears more than once"));
-                continue;
+                return Ok(());
             }
-            metadata_seen = true;
-        } else if repeated {
+            self.metadata_seen = true;
+            let json: Json = serde_json::from_str(value).map_err(|e| serde_error(&e, value, value_at))?;
+            metadata(json, out);
+            return Ok(());
+        }
+        let entry = match tensor_entry(&name, value) {
+            Ok((dtype, shape, begin, end)) => Ok(TensorEntry { name, dtype, shape, begin, end }),
+            Err(EntryError::Syntax(e)) => return Err(serde_error(&e, value, value_at)),
+            Err(EntryError::Fields(msg)) => {
+                out.findings.push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&name));
+                Err(name)
+            }
+        };
+        // The reference keeps the last entry of a repeated tensor name (serde's map); so do we,
+        // reporting each earlier one.
+        let (name, slot) = match entry {
+            Ok(t) => {
+                out.tensors.push(t);
+                let i = out.tensors.len() - 1;
+                (out.tensors[i].name.as_str(), Slot::Tensor(i))
+            }
+            Err(name) => {
+                self.bad_names.push(name.into_boxed_str());
+                let i = self.bad_names.len() - 1;
+                (&*self.bad_names[i], Slot::Bad(i))
+            }
+        };
+        if let Some(earlier) = remember(&mut self.names, &mut self.collided, &out.tensors, &self.bad_names, name, slot)
+        {
             out.findings.push(Finding::warning(
                 rules::DUPLICATE_KEY,
-                format!("tensor '{key}' appears more than once in the header; the last entry is used, as the reference does"),
+                format!("tensor '{name}' appears more than once in the header; the last entry is used, as the reference does"),
             ));
-            continue;
+            self.dropped.extend(earlier);
         }
-        if key == "__metadata__" {
-            match serde_json::from_str(value.get()) {
-                Ok(v) => metadata(v, out),
-                Err(e) => out.findings.push(Finding::error(rules::INVALID_JSON, format!("__metadata__: {e}"))),
-            }
-        } else {
-            match tensor_entry(&key, value) {
-                Ok((dtype, shape, begin, end)) => out.tensors.push(TensorEntry { name: key, dtype, shape, begin, end }),
-                Err(msg) => out.findings.push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&key)),
+        Ok(())
+    }
+
+    /// The header is complete: drop the tensors later entries replaced.
+    fn finish(&mut self, out: &mut Header) {
+        if self.dropped.is_empty() {
+            return;
+        }
+        self.dropped.sort_unstable();
+        let mut dropped = self.dropped.iter().copied().peekable();
+        let mut i = 0;
+        out.tensors.retain(|_| {
+            let keep = dropped.next_if_eq(&i).is_none();
+            i += 1;
+            keep
+        });
+    }
+}
+
+/// Record that `name`'s last entry is `slot`. If the name was seen before, returns the tensor
+/// of its earlier entry (now replaced), if that entry had one.
+fn remember(
+    names: &mut std::collections::HashMap<u64, Slot>,
+    collided: &mut std::collections::HashMap<String, Option<usize>>,
+    tensors: &[TensorEntry],
+    bad_names: &[Box<str>],
+    name: &str,
+    slot: Slot,
+) -> Option<Option<usize>> {
+    use std::collections::hash_map::Entry;
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    let tensor = |s: Slot| match s {
+        Slot::Tensor(i) => Some(i),
+        Slot::Bad(_) => None,
+    };
+    match names.entry(BuildHasherDefault::<DefaultHasher>::default().hash_one(name)) {
+        Entry::Vacant(v) => {
+            v.insert(slot);
+            None
+        }
+        Entry::Occupied(mut o) => {
+            let seen = match *o.get() {
+                Slot::Tensor(i) => &*tensors[i].name,
+                Slot::Bad(i) => &*bad_names[i],
+            };
+            if seen == name {
+                Some(tensor(std::mem::replace(o.get_mut(), slot)))
+            } else {
+                collided.insert(name.to_owned(), tensor(slot))
             }
         }
     }
-    true
+}
+
+/// How an entry (`"key": value`) at the start of some bytes is cut.
+enum Cut {
+    /// The bytes end inside it.
+    Short,
+    /// Not an entry: what is wrong, at which byte.
+    Bad(&'static str, usize),
+    /// The key is `..key`, the value `value..len`.
+    Entry { key: usize, value: usize, len: usize },
+}
+
+/// Cut the entry at the start of `b` (which starts with `"`) by its structure alone; `at_end`:
+/// nothing follows `b` in the header, so a scalar value ends with it.
+fn entry_len(b: &[u8], at_end: bool) -> Cut {
+    let Some(key) = string_len(b) else { return Cut::Short };
+    let mut i = key + b[key..].iter().take_while(|&&c| is_space(c)).count();
+    match b.get(i) {
+        None => return Cut::Short,
+        Some(b':') => i += 1,
+        Some(_) => return Cut::Bad("expected ':'", i),
+    }
+    i += b[i..].iter().take_while(|&&c| is_space(c)).count();
+    let value = i;
+    match value_len(&b[i..], at_end) {
+        None => Cut::Short,
+        Some(0) => Cut::Bad("expected a value", i),
+        Some(n) => Cut::Entry { key, value, len: i + n },
+    }
+}
+
+/// The length of the JSON string at the start of `b` (which starts with `"`), quotes included;
+/// `None` if `b` ends inside it.
+fn string_len(b: &[u8]) -> Option<usize> {
+    let mut i = 1;
+    loop {
+        i += memchr::memchr2(b'"', b'\\', &b[i..])?;
+        if b[i] == b'"' {
+            return Some(i + 1);
+        }
+        i += 2; // an escape and the byte it escapes
+        if i > b.len() {
+            return None;
+        }
+    }
+}
+
+/// The length of the JSON value at the start of `b` by its structure (strings, brackets); a
+/// scalar runs to the next delimiter. `None` if `b` ends inside it.
+fn value_len(b: &[u8], at_end: bool) -> Option<usize> {
+    match b.first()? {
+        b'"' => string_len(b),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = 0;
+            while i < b.len() {
+                match b[i] {
+                    b'"' => {
+                        i += string_len(&b[i..])?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => match b.iter().position(|&c| is_space(c) || matches!(c, b',' | b'}' | b']' | b':' | b'{' | b'[' | b'"')) {
+            Some(n) => Some(n),
+            None => at_end.then_some(b.len()),
+        },
+    }
+}
+
+fn not_object() -> Finding {
+    Finding::error(rules::HEADER_NOT_OBJECT, "header must be a JSON object starting with '{' at offset 8")
+}
+
+fn json_error(what: &str, at: u64) -> Finding {
+    Finding::error(rules::INVALID_JSON, format!("header is not valid JSON: {what} (byte {at} of the file)"))
+}
+
+fn utf8_error(at: u64) -> Finding {
+    Finding::error(rules::INVALID_UTF8, format!("header is not valid UTF-8 (at offset {at})"))
+}
+
+/// `what` is wrong at the start of `b` (file offset `at`), unless that is a byte of no UTF-8
+/// text, which is the fault reported.
+fn text_error(b: &[u8], what: &str, at: u64) -> Finding {
+    match std::str::from_utf8(&b[..b.len().min(4)]) {
+        Err(e) if e.valid_up_to() == 0 && e.error_len().is_some() => utf8_error(at),
+        _ => json_error(what, at),
+    }
+}
+
+/// A `serde_json` error in `text`, which starts at file offset `at`.
+fn serde_error(e: &serde_json::Error, text: &str, at: u64) -> Finding {
+    let mut what = e.to_string();
+    if let Some(cut) = what.rfind(" at line ") {
+        what.truncate(cut);
+    }
+    json_error(&what, at + byte_of(text, e.line(), e.column()) as u64)
 }
 
 /// The byte offset of 1-based `line`, `column` in `text`.
@@ -250,11 +548,24 @@ struct RawEntry<'a> {
     data_offsets: (u64, u64),
 }
 
+/// Why an entry gave no tensor.
+enum EntryError {
+    /// Its value is not JSON: the header is not.
+    Syntax(serde_json::Error),
+    /// Its value is JSON but not a tensor entry.
+    Fields(String),
+}
+
 /// The dtype, shape and data offsets of the entry `raw` of tensor `name`.
 type EntryFields = (Result<Dtype, String>, Vec<u64>, u64, u64);
 
-fn tensor_entry(name: &str, raw: &RawValue) -> Result<EntryFields, String> {
-    let e: RawEntry = serde_json::from_str(raw.get()).map_err(|e| format!("entry '{name}' is malformed: {e}"))?;
+fn tensor_entry(name: &str, raw: &str) -> Result<EntryFields, EntryError> {
+    // A type error can come before a syntax error later in the value: the syntax is judged apart.
+    let e: RawEntry =
+        serde_json::from_str(raw).map_err(|e| match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
+            Err(syntax) => EntryError::Syntax(syntax),
+            Ok(_) => EntryError::Fields(format!("entry '{name}' is malformed: {e}")),
+        })?;
     let dtype = Dtype::from_name(&e.dtype).ok_or_else(|| e.dtype.into_owned());
     let (begin, end) = e.data_offsets;
     Ok((dtype, e.shape, begin, end))
@@ -334,24 +645,126 @@ fn validate(out: &mut Header) {
     out.findings.extend(findings);
 }
 
-/// The top-level object's entries in order, duplicates included.
-fn ordered_entries(text: &str) -> Result<Vec<(String, &RawValue)>, serde_json::Error> {
-    struct Entries;
-    impl<'de> Visitor<'de> for Entries {
-        type Value = Vec<(String, &'de RawValue)>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a JSON object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut out = Vec::new();
-            while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
-                out.push((k, v));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `json` as its header and `data` bytes of zeros.
+    fn file(json: &[u8], data: usize) -> Vec<u8> {
+        let mut b = (json.len() as u64).to_le_bytes().to_vec();
+        b.extend_from_slice(json);
+        b.resize(b.len() + data, 0);
+        b
+    }
+
+    fn decode(bytes: &[u8], chunk: u64) -> Header {
+        decode_counting(bytes, chunk).0
+    }
+
+    /// The header, and how many scans looked at its JSON.
+    fn decode_counting(bytes: &[u8], chunk: u64) -> (Header, usize) {
+        let mut d = HeaderDecoder::new(bytes.len() as u64);
+        loop {
+            match d.step() {
+                Step::Done(h) => return (h, d.json.scans),
+                Step::Need(r) => {
+                    let end = r.end.min(r.start + chunk) as usize;
+                    d.feed(r.start, &bytes[r.start as usize..end]).unwrap();
+                }
             }
-            Ok(out)
         }
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    let entries = (&mut de).deserialize_map(Entries)?;
-    de.end()?;
-    Ok(entries)
+
+    fn is_refused(h: &Header) -> bool {
+        h.findings
+            .iter()
+            .any(|f| [rules::INVALID_JSON, rules::HEADER_NOT_OBJECT, rules::INVALID_UTF8].contains(&f.code))
+    }
+
+    const HEADERS: &[&str] = &[
+        r#"{"__metadata__":{"format":"pt","n":"1"},"a.b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"c":{"dtype":"U8","shape":[],"data_offsets":[8,9]}}"#,
+        r#"  {"w\"x\\y\u00e9":{"dtype":"BF16","shape":[1,2],"data_offsets":[0,4],"extra":{"k":[1,{"z":"}]"}]}}}   "#,
+        r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":7,"b":{"dtype":"U8","shape":[0],"data_offsets":[2,2]}}"#,
+        r#"{"__metadata__":null,"__metadata__":{"x":"y"},"t":{"shape":[1],"data_offsets":[0,4]}}"#,
+        r#"{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},}"#,
+        r#"{"x":{"dtype":"F32","shape":[1,],"data_offsets":[0,4]}}"#,
+        r#"{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}} x"#,
+        "{\"\u{e9}\u{1F600}\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+        r#"{"__metadata__":{"m":"v"}}"#,
+        r#"{}"#,
+        r#"[]"#,
+        "",
+    ];
+
+    #[test]
+    fn any_chunking_gives_the_same_header() {
+        for h in HEADERS {
+            let bytes = file(h.as_bytes(), 12);
+            let whole = decode(&bytes, 1 << 20);
+            for chunk in [1, 2, 3, 5, 8, 13, 64] {
+                assert_eq!(decode(&bytes, chunk), whole, "{h} in chunks of {chunk}");
+            }
+        }
+    }
+
+    #[test]
+    fn duplicates_keep_the_last_entry_in_its_place() {
+        let h = decode(&file(HEADERS[2].as_bytes(), 2), 1 << 20);
+        let names: Vec<_> = h.tensors.iter().map(|t| (t.name.as_str(), t.shape.clone())).collect();
+        assert_eq!(names, [("a", vec![2]), ("b", vec![0])]);
+        let dupes = h.findings.iter().filter(|f| f.code == rules::DUPLICATE_KEY).count();
+        assert_eq!(dupes, 2, "{:?}", h.findings);
+        let h = decode(&file(HEADERS[1].as_bytes(), 4), 1 << 20);
+        assert_eq!(h.tensors[0].name, "w\"x\\y\u{e9}");
+        assert!(h.findings.iter().any(|f| f.code == rules::LEADING_WHITESPACE && f.message.contains("2 whitespace")));
+    }
+
+    /// Every prefix and many one-byte changes of valid headers: refused exactly when
+    /// `serde_json` (the reference's parser) finds no JSON object in the header.
+    #[test]
+    fn the_header_is_refused_exactly_when_it_is_not_a_json_object() {
+        let reference = |json: &[u8]| {
+            std::str::from_utf8(json)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Json>(t).ok())
+                .is_some_and(|v| v.is_object())
+        };
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for h in &HEADERS[..3] {
+            let b = h.as_bytes();
+            for cut in 0..=b.len() {
+                cases.push(b[..cut].to_vec());
+            }
+            for at in 0..b.len() {
+                for sub in [b'"', b'{', b'}', b'[', b']', b',', b':', b' ', b'\\', b'x', b'1', 0, 0xff, 0xc3] {
+                    let mut m = b.to_vec();
+                    m[at] = sub;
+                    cases.push(m);
+                }
+            }
+        }
+        for json in &cases {
+            let h = decode(&file(json, 0), 7);
+            let text = String::from_utf8_lossy(json);
+            assert_eq!(is_refused(&h), !reference(json), "{text}: {:?}", h.findings);
+            if is_refused(&h) {
+                assert!(h.tensors.is_empty() && h.metadata.is_empty(), "{text}");
+                assert!(
+                    h.findings.iter().any(|f| f.message.contains("byte") || f.message.contains("offset")),
+                    "{text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_huge_entry_is_scanned_in_few_passes() {
+        // One 4 MB metadata value, read 1 KiB at a time: the wait for twice the bytes keeps
+        // the scans to a few dozen rather than one per read.
+        let json = format!(r#"{{"__metadata__":{{"big":"{}"}}}}"#, "x".repeat(4 << 20));
+        let (h, scans) = decode_counting(&file(json.as_bytes(), 0), 1024);
+        assert_eq!(h.metadata[0].1.len(), 4 << 20);
+        assert!(scans < 40, "{scans} scans for 4096 reads");
+        assert!(h.findings.is_empty(), "{:?}", h.findings);
+    }
 }
