@@ -121,6 +121,10 @@ impl Evidence {
 /// `….lora_A.weight`/`….lora_B.weight` (and embeddings' `lora_embedding_A`), kohya
 /// `….lora_down.weight`/`….lora_up.weight` (and their `….alpha`).
 pub fn is_lora_name(name: &str) -> bool {
+    // Most names hold no "lora" at all: one cheap look before the searches.
+    if memchr::memmem::find(name.as_bytes(), b"lora").is_none() {
+        return false;
+    }
     name.ends_with(".lora_a")
         || name.ends_with(".lora_b")
         || name.contains(".lora_A.")

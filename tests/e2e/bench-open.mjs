@@ -82,8 +82,24 @@ try {
       const name = f.functionName || `(${f.url.split('/').pop()}:${f.lineNumber})`;
       self.set(name, (self.get(name) ?? 0) + us);
     }
-    const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 40);
+    const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 30);
     for (const [name, us] of top) console.log(`${(us / 1000).toFixed(0).padStart(7)} ms  ${name.slice(0, 140)}`);
+    // Inclusive time of each function (once per sample, however deep it recurs).
+    const parent = new Map();
+    for (const x of p.nodes) for (const c of x.children ?? []) parent.set(c, x.id);
+    const total = new Map();
+    for (const [id, us] of hits) {
+      const seen = new Set();
+      for (let at = id; at !== undefined; at = parent.get(at)) {
+        const f = byId.get(at).callFrame;
+        const name = f.functionName || '(anonymous)';
+        if (!seen.has(name)) total.set(name, (total.get(name) ?? 0) + us);
+        seen.add(name);
+      }
+    }
+    console.log('-- inclusive');
+    const incl = [...total].filter(([n]) => /tensorscope|leptos|reactive|tachys/.test(n)).sort((a, b) => b[1] - a[1]).slice(0, 40);
+    for (const [name, us] of incl) console.log(`${(us / 1000).toFixed(0).padStart(7)} ms  ${name.slice(0, 140)}`);
   }
 } finally {
   await browser.close();
