@@ -122,7 +122,8 @@ impl Evidence {
 /// `….lora_down.weight`/`….lora_up.weight` (and their `….alpha`).
 pub fn is_lora_name(name: &str) -> bool {
     // Most names hold no "lora" at all: one cheap look before the searches.
-    if memchr::memmem::find(name.as_bytes(), b"lora").is_none() {
+    let b = name.as_bytes();
+    if !memchr::memchr_iter(b'l', b).any(|i| b[i..].starts_with(b"lora")) {
         return false;
     }
     name.ends_with(".lora_a")

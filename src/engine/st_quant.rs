@@ -98,9 +98,17 @@ pub fn roles(cp: &Checkpoint) -> Vec<Role> {
     let quantized = declared.is_some()
         || cp.tensors.iter().any(|t| {
             let n = t.name.as_str();
-            [".qweight", ".weight_packed", ".weight_scale_inv", ".weight_scale_2", "_blocks", ".weight.absmax", ".SCB"]
-                .iter()
-                .any(|s| n.ends_with(s))
+            // By the last byte first: most names end in "weight" or "bias".
+            match n.as_bytes().last() {
+                Some(b't') => n.ends_with(".qweight"),
+                Some(b'd') => n.ends_with(".weight_packed"),
+                Some(b'v') => n.ends_with(".weight_scale_inv"),
+                Some(b'2') => n.ends_with(".weight_scale_2"),
+                Some(b's') => n.ends_with("_blocks"),
+                Some(b'x') => n.ends_with(".weight.absmax"),
+                Some(b'B') => n.ends_with(".SCB"),
+                _ => false,
+            }
         });
     if !quantized {
         return plain();

@@ -20,6 +20,12 @@ impl Totals {
         self.bytes = self.bytes.saturating_add(bytes);
     }
 
+    fn merge(&mut self, other: &Totals) {
+        self.tensors += other.tensors;
+        self.params = self.params.saturating_add(other.params);
+        self.bytes = self.bytes.saturating_add(other.bytes);
+    }
+
     /// Average bits per parameter (0 when there are none).
     pub fn bits_per_weight(&self) -> f64 {
         if self.params == 0 {
@@ -45,11 +51,27 @@ pub struct Summary {
     pub overhead_bytes: u64,
 }
 
+/// The totals kept for `key` in `list`, added if new; the last entry is looked at first.
+fn by_key<'a, 'l>(list: &'l mut Vec<(&'a Dtype, Totals)>, key: &'a Dtype) -> &'l mut Totals {
+    let i = match list.iter().rposition(|(d, _)| *d == key) {
+        Some(i) => i,
+        None => {
+            list.push((key, Totals::default()));
+            list.len() - 1
+        }
+    };
+    let n = list.len() - 1;
+    list.swap(i, n);
+    &mut list[n].1
+}
+
 /// Sum up `cp`'s tensors. Element counts that overflow count as 0 (they are findings already).
 pub fn summarize(cp: &Checkpoint) -> Summary {
     let mut all = Totals::default();
-    let mut per: BTreeMap<&Dtype, Totals> = BTreeMap::new();
-    let mut mix: BTreeMap<String, Totals> = BTreeMap::new();
+    // Few distinct dtypes and schemes, many tensors: short lists, searched from the last hit.
+    let mut per: Vec<(&Dtype, Totals)> = Vec::new();
+    let mut schemes: BTreeMap<String, Totals> = BTreeMap::new();
+    let mut plain: Vec<(&Dtype, Totals)> = Vec::new();
     let mut overhead_bytes = 0u64;
     for (t, role) in cp.tensors.iter().zip(roles(cp)) {
         let (params, scheme) = match role {
@@ -61,14 +83,26 @@ pub fn summarize(cp: &Checkpoint) -> Summary {
             }
         };
         all.add(params, t.nbytes);
-        per.entry(&t.dtype).or_default().add(params, t.nbytes);
-        mix.entry(scheme.unwrap_or_else(|| t.dtype.name())).or_default().add(params, t.nbytes);
+        by_key(&mut per, &t.dtype).add(params, t.nbytes);
+        match scheme {
+            Some(label) => schemes.entry(label).or_default(),
+            None => by_key(&mut plain, &t.dtype),
+        }
+        .add(params, t.nbytes);
+    }
+    let mut mix: BTreeMap<String, Totals> = schemes;
+    for (d, t) in plain {
+        mix.entry(d.name()).or_default().merge(&t);
+    }
+    let mut named: BTreeMap<String, Totals> = BTreeMap::new();
+    for (d, t) in per {
+        named.entry(d.name()).or_default().merge(&t);
     }
     let sorted = |m: Vec<(String, Totals)>| {
         let mut m = m;
         m.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then_with(|| a.0.cmp(&b.0)));
         m
     };
-    let by_dtype = sorted(per.into_iter().map(|(d, t)| (d.name(), t)).collect());
+    let by_dtype = sorted(named.into_iter().collect());
     Summary { all, by_dtype, quant_mix: sorted(mix.into_iter().collect()), overhead_bytes }
 }

@@ -107,10 +107,11 @@ impl NameIndex {
         let mut starts = Vec::with_capacity(cp.tensors.len() + 1);
         for t in &cp.tensors {
             starts.push(text.len());
-            text.extend(t.name.bytes().map(|b| b.to_ascii_lowercase()));
+            text.extend_from_slice(t.name.as_bytes());
             text.push(SEPARATOR);
         }
         starts.push(text.len());
+        text.make_ascii_lowercase();
         NameIndex { text, starts }
     }
 

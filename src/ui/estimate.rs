@@ -31,7 +31,14 @@ pub fn EstimateView(cp: std::sync::Arc<Checkpoint>) -> impl IntoView {
             <button data-testid="context-add" on:click=move |_| add()>"Estimate"</button>
         </div>
     };
-    let table = move || estimate_table(&cp, &chosen.get());
+    // A task of its own, after the summary has rendered: at 500k tensors the estimate's passes
+    // over the names would lengthen the summary's task.
+    let ready = RwSignal::new(false);
+    leptos::task::spawn_local(async move {
+        crate::io::driver::yield_now().await;
+        ready.set(true);
+    });
+    let table = move || ready.get().then(|| estimate_table(&cp, &chosen.get()));
     view! { {table} {picker} }
 }
 

@@ -132,8 +132,10 @@ pub fn facts(cp: &Checkpoint) -> Option<Facts> {
 /// heads × head size); no context length, no windows.
 fn from_shapes(cp: &Checkpoint) -> Option<Facts> {
     let mut layers: Vec<Layer> = Vec::new();
+    let finder = memchr::memmem::Finder::new("layers.");
     for t in &cp.tensors {
-        let Some(rest) = t.name.split_once("layers.").map(|(_, r)| r) else { continue };
+        let Some(at) = finder.find(t.name.as_bytes()) else { continue };
+        let rest = &t.name[at + "layers.".len()..];
         let Some((n, what)) = rest.split_once('.') else { continue };
         let (Ok(n), Some(&rows)) = (n.parse::<usize>(), t.shape.first()) else { continue };
         let is_k = what == "self_attn.k_proj.weight";
@@ -194,7 +196,9 @@ pub fn projector_files(cp: &Checkpoint) -> Vec<bool> {
     let mut any = vec![false; cp.files.len()];
     for t in &cp.tensors {
         let Some(f) = all.get_mut(t.file) else { continue };
-        *f &= ["v.", "a.", "mm."].iter().any(|p| t.name.starts_with(p));
+        if *f {
+            *f = ["v.", "a.", "mm."].iter().any(|p| t.name.starts_with(p));
+        }
         any[t.file] = true;
     }
     all.iter().zip(any).map(|(a, b)| *a && b).collect()

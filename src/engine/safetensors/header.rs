@@ -116,6 +116,12 @@ impl Decoder for HeaderDecoder {
                         ));
                     } else {
                         self.window.consume(8);
+                        // Room for as many entries as the header's bytes could hold at a typical
+                        // entry size (bytes that are there), so that no single read pays for
+                        // regrowing a large table.
+                        let entries = usize::try_from(n / 128).unwrap_or(0);
+                        self.out.tensors.reserve(entries);
+                        self.json.names.reserve(entries);
                         self.state = State::Json;
                     }
                 }
