@@ -764,6 +764,28 @@ mod tests {
     }
 
     #[test]
+    fn entries_are_parsed_as_their_bytes_arrive() {
+        // Half of a 10,000-entry header fed: the entries in it are parsed already (the work is
+        // spread over the reads) and only the unparsed rest of the last read is held.
+        let entries: Vec<String> = (0..10_000)
+            .map(|i| format!(r#""t.{i}":{{"dtype":"U8","shape":[1],"data_offsets":[{i},{}]}}"#, i + 1))
+            .collect();
+        let bytes = file(format!("{{{}}}", entries.join(",")).as_bytes(), 10_000);
+        let half = bytes.len() / 2;
+        let mut d = HeaderDecoder::new(bytes.len() as u64);
+        let mut fed = 0;
+        while fed < half {
+            let Step::Need(r) = d.step() else { panic!("done early") };
+            let end = (r.start as usize + 4096).min(half);
+            d.feed(r.start, &bytes[r.start as usize..end]).unwrap();
+            fed = end;
+        }
+        assert!(matches!(d.step(), Step::Need(_)));
+        assert!(d.out.tensors.len() > 4_000, "{} entries parsed", d.out.tensors.len());
+        assert!(d.window.bytes().len() < 4096 + 100, "{} bytes held", d.window.bytes().len());
+    }
+
+    #[test]
     fn a_huge_entry_is_scanned_in_few_passes() {
         // One 4 MB metadata value, read 1 KiB at a time: the wait for twice the bytes keeps
         // the scans to a few dozen rather than one per read.
