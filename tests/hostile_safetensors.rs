@@ -155,3 +155,20 @@ fn entries_out_of_order_in_the_header_are_fine() {
     assert!(cp.findings.is_empty(), "{:?}", cp.findings);
     assert_eq!(cp.tensors[0].name, "b", "header order is kept");
 }
+
+#[test]
+fn bytes_after_the_header_are_never_read_as_its_json() {
+    // The first read takes more than the header (the file kind is sniffed first): the data's
+    // bytes must not be parsed as JSON, however JSON-like they are.
+    let mut b = safetensors(r#"{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}"#, 0);
+    b.extend_from_slice(br#"}, x"#);
+    let cp = open_one("x.safetensors", &b);
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.tensors.len(), 1);
+    // Found by fuzzing: a 1-byte header "{" before data that starts a string.
+    let mut b = 1u64.to_le_bytes().to_vec();
+    b.extend_from_slice(b"{\"_d-\xba__");
+    tensorscope::engine::fuzz::decode_as("x.safetensors", &b);
+    let cp = open_one("x.safetensors", &b);
+    assert!(codes(&cp).contains(&rules::INVALID_JSON), "{:?}", cp.findings);
+}

@@ -127,8 +127,7 @@ impl Decoder for HeaderDecoder {
                 }
                 State::Json => {
                     let end = 8 + self.out.header_len;
-                    let at_end = self.window.end() == end;
-                    match self.json.scan(&mut self.window, at_end, &mut self.out) {
+                    match self.json.scan(&mut self.window, end, &mut self.out) {
                         Scanned::More => return Step::Need(ByteRange::new(self.window.end(), end)),
                         Scanned::Object => {
                             self.json.finish(&mut self.out);
@@ -214,11 +213,13 @@ fn is_space(b: u8) -> bool {
 }
 
 impl JsonScan {
-    /// Parse what `window` holds, consuming it up to the last whole item; `at_end`: the
-    /// header's bytes end with the window's.
-    fn scan(&mut self, window: &mut Window, at_end: bool, out: &mut Header) -> Scanned {
+    /// Parse what `window` holds of the header, which ends at file offset `end`, consuming it up
+    /// to the last whole item. Bytes past `end` (a driver may read ahead) are not the header's.
+    fn scan(&mut self, window: &mut Window, end: u64, out: &mut Header) -> Scanned {
         let base = window.base();
+        let at_end = window.end() >= end;
         let bytes = window.bytes();
+        let bytes = &bytes[..bytes.len().min(usize::try_from(end.saturating_sub(base)).unwrap_or(usize::MAX))];
         if !at_end && bytes.len() < self.wait_for {
             return Scanned::More;
         }
@@ -667,14 +668,15 @@ mod tests {
         decode_counting(bytes, chunk).0
     }
 
-    /// The header, and how many scans looked at its JSON.
+    /// The header, and how many scans looked at its JSON, fed `chunk` bytes at a time.
     fn decode_counting(bytes: &[u8], chunk: u64) -> (Header, usize) {
         let mut d = HeaderDecoder::new(bytes.len() as u64);
         loop {
             match d.step() {
                 Step::Done(h) => return (h, d.json.scans),
                 Step::Need(r) => {
-                    let end = r.end.min(r.start + chunk) as usize;
+                    // As a driver reading ahead may: `chunk` bytes, past the range asked for.
+                    let end = (r.start + chunk).min(bytes.len() as u64) as usize;
                     d.feed(r.start, &bytes[r.start as usize..end]).unwrap();
                 }
             }
