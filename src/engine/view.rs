@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use super::model::Checkpoint;
+use super::model::{Checkpoint, Tensor};
 
 /// Whether `name` matches `pattern`: a glob when it holds `*` or `?` (matched against the whole
 /// name), a case-insensitive substring otherwise. An empty pattern matches everything.
@@ -102,17 +102,39 @@ const SEPARATOR: u8 = 0;
 impl NameIndex {
     /// The index of `cp`'s names.
     pub fn new(cp: &Checkpoint) -> Self {
+        let mut ix = NameIndex::for_names(cp);
+        ix.extend(&cp.tensors);
+        ix
+    }
+
+    /// An index with room for `cp`'s names and none in it yet: [`NameIndex::extend`] adds them
+    /// part by part (the viewer builds it between frames).
+    pub fn for_names(cp: &Checkpoint) -> Self {
         let len = cp.tensors.iter().map(|t| t.name.len() + 1).sum();
-        let mut text = Vec::with_capacity(len);
         let mut starts = Vec::with_capacity(cp.tensors.len() + 1);
-        for t in &cp.tensors {
-            starts.push(text.len());
-            text.extend_from_slice(t.name.as_bytes());
-            text.push(SEPARATOR);
+        starts.push(0);
+        NameIndex { text: Vec::with_capacity(len), starts }
+    }
+
+    /// Add the names of `tensors`, the checkpoint's next ones in order.
+    pub fn extend(&mut self, tensors: &[Tensor]) {
+        let from = self.text.len();
+        for t in tensors {
+            self.text.extend_from_slice(t.name.as_bytes());
+            self.text.push(SEPARATOR);
+            self.starts.push(self.text.len());
         }
-        starts.push(text.len());
-        text.make_ascii_lowercase();
-        NameIndex { text, starts }
+        self.text[from..].make_ascii_lowercase();
+    }
+
+    /// How many names it holds.
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Whether it holds no names.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Whether each tensor's name contains `pattern` (ASCII case ignored), or `None` when the
@@ -331,6 +353,23 @@ mod index_tests {
         // In a sorted order, the order is kept.
         let rev: Vec<usize> = order.iter().rev().copied().collect();
         assert_eq!(search(&cp, &index, &rev, None, "weight"), [7, 6, 0]);
+    }
+
+    #[test]
+    fn an_index_built_part_by_part_is_the_whole_one() {
+        let names: Vec<String> = (0..1000).map(|i| format!("Blk.{i}.FFN_{}.weight", i % 7)).collect();
+        let cp = checkpoint(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        let whole = NameIndex::new(&cp);
+        for part in [1, 7, 999, 1000] {
+            let mut ix = NameIndex::for_names(&cp);
+            for chunk in cp.tensors.chunks(part) {
+                ix.extend(chunk);
+            }
+            assert_eq!((ix.text.as_slice(), ix.starts.as_slice()), (whole.text.as_slice(), whole.starts.as_slice()));
+            assert_eq!(ix.len(), 1000);
+            assert_eq!(ix.contains("ffn_3.w"), whole.contains("FFN_3.W"));
+        }
+        assert!(NameIndex::for_names(&cp).is_empty());
     }
 }
 

@@ -19,6 +19,9 @@ use crate::engine::view::{
 type LastSearch = (String, Shared<Vec<usize>>, Shared<Vec<usize>>);
 use crate::engine::viewer::{flatten, move_cursor, shape_text, visible, Row};
 
+/// Names added to the search index per frame: a few milliseconds of work.
+const INDEX_PART: usize = 50_000;
+
 /// Height of one row in pixels (the CSS uses the same).
 const ROW_PX: f64 = 28.0;
 /// Rows rendered beyond the viewport on each side.
@@ -58,13 +61,26 @@ pub fn TensorTable() -> impl IntoView {
     let params = Memo::new(move |_| {
         state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| logical_params(cp)).unwrap_or_default())))
     });
-    // Every name lowercased in one buffer, built on the first search of a checkpoint.
-    let index = Memo::new(move |_| state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| NameIndex::new(cp))))));
-    // Built once the table has painted, so the first keystroke does not pay for it.
+    // Every name lowercased in one buffer: built part by part between frames once the table
+    // shows (a search before it is ready builds it at once).
+    let built = RwSignal::new(None::<Shared<Option<NameIndex>>>);
     Effect::new(move |_| {
-        if state.cp.with(Option::is_some) {
-            set_timeout(move || index.with_untracked(|_| ()), std::time::Duration::from_millis(50));
-        }
+        built.set(None);
+        let Some(cp) = state.cp.get() else { return };
+        leptos::task::spawn_local(async move {
+            let mut ix = NameIndex::for_names(&cp);
+            for part in cp.tensors.chunks(INDEX_PART) {
+                crate::io::driver::yield_now().await;
+                if !state.cp.with_untracked(|now| now.as_ref().is_some_and(|now| Arc::ptr_eq(now, &cp))) {
+                    return;
+                }
+                ix.extend(part);
+            }
+            built.set(Some(Shared(Arc::new(Some(ix)))));
+        });
+    });
+    let index = Memo::new(move |_| {
+        built.get().unwrap_or_else(|| state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| NameIndex::new(cp))))))
     });
     let filtered = Memo::new(move |_| {
         let q = query.get().trim().to_owned();
