@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
-import { Viewer, tempDir } from './viewer.mjs';
+import { Viewer, tempDir, watchLongTasks } from './viewer.mjs';
 
 const given = process.argv[2] === '--files' ? process.argv.slice(3) : null;
 const gib = given ? 0 : Number(process.argv[2] ?? 1);
@@ -31,12 +31,7 @@ const browser = await launch();
 const tmp = tempDir();
 try {
   const { page } = browser;
-  await page.addInitScript(() => {
-    window.__longtasks = [];
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__longtasks.push(e.duration);
-    }).observe({ type: 'longtask', buffered: true });
-  });
+  const longtasks = await watchLongTasks(page);
   for (const dtype of dtypes) {
     const file = given ? dtype : path.join(tmp.dir, `big-${dtype}.safetensors`);
     const bytes = given ? fs.statSync(file).size : makeFile(file, dtype);
@@ -47,7 +42,7 @@ try {
     await v.selectTensor(given ? 'w' : 'big');
     await v.waitHistogram();
     await page.locator('[data-testid=sel-whole]').check();
-    await page.evaluate(() => { window.__longtasks = []; });
+    await longtasks.reset();
     const t0 = Date.now();
     await page.locator('[data-testid=run-hist]').click();
     await page.waitForFunction(
@@ -56,7 +51,7 @@ try {
       { timeout: 600_000, polling: given ? 20 : 500 },
     );
     const seconds = (Date.now() - t0) / 1000;
-    const tasks = await page.evaluate(() => window.__longtasks);
+    const tasks = await longtasks.durations();
     const count = await page.locator('[data-testid=stat-count]').textContent();
     const workers = Number(await page.locator('[data-testid=hist-what]').getAttribute('data-workers'));
     console.log(JSON.stringify({

@@ -5,45 +5,22 @@
 //   bash scripts/build-web.sh && node tests/e2e/bench-open.mjs [tensors=500000] [--profile]
 // --profile also prints the functions with the most self time (a CPU profile over CDP; build
 // with WASM_OPT=0 to keep the wasm's function names).
-import fs from 'node:fs';
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
-import { Viewer, tempDir } from './viewer.mjs';
+import { Viewer, manyTensors, tempDir, watchLongTasks } from './viewer.mjs';
 
 const args = process.argv.slice(2);
 const profile = args.includes('--profile');
 const n = Number(args.find((a) => !a.startsWith('--')) ?? 500_000);
-
-function makeFile(file) {
-  const parts = ['{"__metadata__":{"format":"pt"}'];
-  for (let i = 0; i < n; i++) {
-    parts.push(
-      `,"model.layers.${Math.floor(i / 5000)}.mlp.experts.${i % 5000}.down_proj.weight":` +
-        `{"dtype":"F32","shape":[1,1],"data_offsets":[${i * 4},${i * 4 + 4}]}`,
-    );
-  }
-  let json = parts.join('') + '}';
-  json += ' '.repeat(Math.ceil(json.length / 8) * 8 - json.length);
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(json.length));
-  fs.writeFileSync(file, Buffer.concat([len, Buffer.from(json)]));
-  fs.truncateSync(file, 8 + json.length + n * 4);
-  return json.length;
-}
 
 const srv = await serveDist();
 const browser = await launch();
 const tmp = tempDir();
 try {
   const { page } = browser;
-  await page.addInitScript(() => {
-    window.__longtasks = [];
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__longtasks.push(Math.round(e.duration));
-    }).observe({ type: 'longtask', buffered: true });
-  });
+  const longtasks = await watchLongTasks(page);
   const file = path.join(tmp.dir, `open-${n}.safetensors`);
-  const headerBytes = makeFile(file);
+  const headerBytes = manyTensors(file, n);
   const v = new Viewer(page, srv.url);
   await v.open();
   await v.waitLoaded();
@@ -54,7 +31,7 @@ try {
     await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
     await cdp.send('Profiler.start');
   }
-  await page.evaluate(() => { window.__longtasks = []; });
+  await longtasks.reset();
   const t0 = Date.now();
   await v.pick(file);
   await page.waitForFunction((f) => document.querySelector('[data-testid=source]')?.textContent === f, path.basename(file), {
@@ -65,7 +42,7 @@ try {
   const loaded = (Date.now() - t0) / 1000;
   await v.tab('tensors');
   await page.waitForTimeout(1500); // the name index is built once the table shows
-  const tasks = await page.evaluate(() => window.__longtasks);
+  const tasks = (await longtasks.durations()).map(Math.round);
   console.log(JSON.stringify({
     tensors: n, header_bytes: headerBytes, seconds_to_table: loaded,
     longtasks: tasks.length, longest_ms: tasks.length ? Math.max(...tasks) : 0, tasks_ms: tasks,

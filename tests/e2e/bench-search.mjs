@@ -3,29 +3,12 @@
 // search box and prints, per keystroke, the time from the input event to the second frame after
 // it (the table filtered and painted; two frames at 60 Hz are ~33 ms even for no work).
 //   bash scripts/build-web.sh && node tests/e2e/bench-search.mjs [tensors=500000] [query]
-import fs from 'node:fs';
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
-import { Viewer, tempDir } from './viewer.mjs';
+import { Viewer, manyTensors, tempDir } from './viewer.mjs';
 
 const n = Number(process.argv[2] ?? 500_000);
 const query = process.argv[3] ?? 'layers.42.mlp.experts.7';
-
-function makeFile(file) {
-  const parts = ['{"__metadata__":{"format":"pt"}'];
-  for (let i = 0; i < n; i++) {
-    parts.push(
-      `,"model.layers.${Math.floor(i / 5000)}.mlp.experts.${i % 5000}.down_proj.weight":` +
-        `{"dtype":"F32","shape":[1,1],"data_offsets":[${i * 4},${i * 4 + 4}]}`,
-    );
-  }
-  let json = parts.join('') + '}';
-  json += ' '.repeat(Math.ceil(json.length / 8) * 8 - json.length);
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(json.length));
-  fs.writeFileSync(file, Buffer.concat([len, Buffer.from(json)]));
-  fs.truncateSync(file, 8 + json.length + n * 4);
-}
 
 const srv = await serveDist();
 const browser = await launch();
@@ -33,7 +16,7 @@ const tmp = tempDir();
 try {
   const { page } = browser;
   const file = path.join(tmp.dir, `search-${n}.safetensors`);
-  makeFile(file);
+  manyTensors(file, n);
   const v = new Viewer(page, srv.url);
   await v.open();
   await v.pick(file);

@@ -31,6 +31,44 @@ export function safetensors(tensors, metadata, { pad = 0 } = {}) {
   return Buffer.concat([len, Buffer.from(json), ...tensors.map((t) => t.bytes)]);
 }
 
+/**
+ * A safetensors file of `n` tiny F32 tensors named like a large MoE's experts (500k of them make
+ * a 57 MB header: the benchmarks' many-tensor header). Returns the header's JSON length.
+ */
+export function manyTensors(file, n) {
+  const parts = ['{"__metadata__":{"format":"pt"}'];
+  for (let i = 0; i < n; i++) {
+    parts.push(
+      `,"model.layers.${Math.floor(i / 5000)}.mlp.experts.${i % 5000}.down_proj.weight":` +
+        `{"dtype":"F32","shape":[1,1],"data_offsets":[${i * 4},${i * 4 + 4}]}`,
+    );
+  }
+  let json = parts.join('') + '}';
+  json += ' '.repeat(Math.ceil(json.length / 8) * 8 - json.length);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  fs.writeFileSync(file, Buffer.concat([len, Buffer.from(json)]));
+  fs.truncateSync(file, 8 + json.length + n * 4);
+  return json.length;
+}
+
+/**
+ * Record the page's main-thread tasks over 50 ms (PerformanceObserver, from every page load
+ * on): `reset()` forgets those seen so far, `durations()` returns those since, in ms.
+ */
+export async function watchLongTasks(page) {
+  await page.addInitScript(() => {
+    window.__longtasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longtasks.push(e.duration);
+    }).observe({ type: 'longtask', buffered: true });
+  });
+  return {
+    reset: () => page.evaluate(() => { window.__longtasks = []; }),
+    durations: () => page.evaluate(() => window.__longtasks),
+  };
+}
+
 export const SIZE = 3 * 1024 ** 3;
 const HEADER = 256;
 
