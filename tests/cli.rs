@@ -294,8 +294,9 @@ fn threads_give_the_sequential_result_to_the_bit() {
     assert_eq!(with("3", &hist), one);
     let (cp, _) = open_paths(std::slice::from_ref(&path)).unwrap();
     let t = &cp.tensors[0];
-    let sink = run(histogram_job(t, &Selection::Whole, false).unwrap(), vec![bytes.len() as u64], |_, r| {
-        Ok(bytes[r.start as usize..r.end as usize].to_vec())
+    let sink = run(histogram_job(t, &Selection::Whole, false).unwrap(), vec![bytes.len() as u64], |_, r, buf| {
+        *buf = bytes[r.start as usize..r.end as usize].to_vec();
+        Ok(())
     })
     .unwrap();
     assert_eq!(HistReport::new(t, &sink.values, 32, None).to_text(), one, "the browser's sequential job");

@@ -317,11 +317,10 @@ fn a_sampled_diff_of_big_sets_reads_only_the_sample() {
     let (mut read, mut replies) = (0u64, Vec::new());
     let run_here = &orders[..tensors / 10];
     for o in run_here {
-        let reply = job::run(order_job(o).unwrap(), lens.clone(), |f, r| {
+        let reply = job::run(order_job(o).unwrap(), lens.clone(), |f, r, buf| {
             read += r.len();
-            let mut buf = vec![0u8; r.len() as usize];
-            std::os::unix::fs::FileExt::read_exact_at(&files[f], &mut buf, r.start).map_err(|e| e.to_string())?;
-            Ok(buf)
+            buf.resize(r.len() as usize, 0);
+            std::os::unix::fs::FileExt::read_exact_at(&files[f], buf, r.start).map_err(|e| e.to_string())
         })
         .unwrap();
         replies.push(reply);

@@ -15,7 +15,10 @@ use tensorscope::engine::report::{report, Report};
 /// Run a job over in-memory files.
 fn run<J: job::Job>(j: J, files: &[&[u8]]) -> Result<J::Output, job::RunError> {
     let lens = files.iter().map(|f| f.len() as u64).collect();
-    job::run(j, lens, |f, r| Ok(files[f][r.start as usize..r.end as usize].to_vec()))
+    job::run(j, lens, |f, r, buf| {
+        *buf = files[f][r.start as usize..r.end as usize].to_vec();
+        Ok(())
+    })
 }
 
 /// A GGUF of three F32 tensors whose tensor infos break off inside the third.
@@ -133,7 +136,10 @@ fn a_file_that_shrank_since_it_was_opened_is_an_error_not_short_values() {
     let j = histogram_job(&cp.tensors[0], &Selection::Whole, false).unwrap();
     let short = &bytes[..bytes.len() - 4];
     let lens = vec![bytes.len() as u64];
-    let e = job::run(j, lens, |_, r| Ok(short[r.start as usize..(r.end as usize).min(short.len())].to_vec()));
+    let e = job::run(j, lens, |_, r, buf| {
+        *buf = short[r.start as usize..(r.end as usize).min(short.len())].to_vec();
+        Ok(())
+    });
     assert!(matches!(e, Err(job::RunError::ShortRead { .. })), "{e:?}");
 }
 
@@ -187,7 +193,10 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             let mut sink = job::run_draining(
                 job,
                 vec![bytes.len() as u64],
-                |_, r| Ok(bytes[r.start as usize..r.end as usize].to_vec()),
+                |_, r, buf| {
+                    *buf = bytes[r.start as usize..r.end as usize].to_vec();
+                    Ok(())
+                },
                 |j| {
                     want.extend(j.sink_mut().take());
                     Ok(())
@@ -201,7 +210,10 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             let reply = job::run_draining(
                 order_job(&order).unwrap(),
                 vec![bytes.len() as u64],
-                |_, r| Ok(bytes[r.start as usize..r.end as usize].to_vec()),
+                |_, r, buf| {
+                    *buf = bytes[r.start as usize..r.end as usize].to_vec();
+                    Ok(())
+                },
                 |j| {
                     got.extend(j.take_output());
                     Ok(())
@@ -220,5 +232,66 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             let replies = through_bytes(&plan.orders);
             assert_eq!(plan.merge(replies).unwrap(), seq, "{name} sha {sha} scan {scan}");
         }
+    }
+}
+
+/// A piece fed whole is read where it lies, one fed in parts from a copy: both give the same
+/// histogram, scan and hashes, whatever the reads' sizes; a reused read buffer changes nothing.
+#[test]
+fn results_do_not_depend_on_how_reads_are_cut_or_which_buffer_they_reuse() {
+    use tensorscope::engine::hist_report::HistReport;
+    use tensorscope::engine::job::{Poll, ReadOpts, Runner};
+    /// Run `j` with reads of at most `chunk` bytes and no read-ahead (0: the default reads).
+    fn cut<J: job::Job>(j: J, bytes: &[u8], chunk: u64) -> J::Output {
+        let lens = vec![bytes.len() as u64];
+        let mut r = match chunk {
+            0 => Runner::new(j, lens),
+            c => Runner::with_opts(j, lens, ReadOpts { chunk: c, max_read_ahead: 0 }),
+        };
+        loop {
+            match r.poll().unwrap() {
+                Poll::Read(_, range) => {
+                    r.fill(0, range, bytes[range.start as usize..range.end as usize].to_vec()).unwrap()
+                }
+                Poll::Fed => {}
+                Poll::Done(out) => return out,
+            }
+        }
+    }
+    for name in ["gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors"] {
+        let bytes = std::fs::read(fixtures().join(name)).unwrap();
+        let cp = open_one(name, &bytes);
+        for t in &cp.tensors {
+            let Ok(job) = histogram_job(t, &Selection::Whole, true) else { continue };
+            let text = |s: &job::HistogramSink| HistReport::new(t, &s.values, 16, s.scales.as_ref()).to_text();
+            let whole = text(&cut(job, &bytes, 0));
+            for chunk in [1, 7, 100] {
+                let job = histogram_job(t, &Selection::Whole, true).unwrap();
+                assert_eq!(text(&cut(job, &bytes, chunk)), whole, "{name} {} in reads of {chunk}", t.name);
+            }
+        }
+        let whole = cut(check_job(&cp, true, true), &bytes, 0);
+        assert_eq!(cut(check_job(&cp, true, true), &bytes, 13), whole, "{name}: check");
+        // Runs that reuse one buffer: the second run's first read is handed the first's.
+        let mut buf = Vec::new();
+        let mut handed = Vec::new();
+        for _ in 0..2 {
+            let out = job::run_reusing(
+                check_job(&cp, true, true),
+                vec![bytes.len() as u64],
+                &mut buf,
+                |_, r, b| {
+                    handed.push(b.capacity());
+                    b.clear();
+                    b.extend_from_slice(&bytes[r.start as usize..r.end as usize]);
+                    Ok(())
+                },
+                |_| Ok(()),
+            )
+            .unwrap();
+            assert_eq!(out, whole, "{name}: check reusing a buffer");
+        }
+        assert_eq!(handed[0], 0, "{name}: the first run starts with no buffer");
+        assert!(handed[handed.len() / 2] > 0, "{name}: the second run starts with the first's: {handed:?}");
     }
 }

@@ -31,14 +31,15 @@ impl FileSource {
         self.len == 0
     }
 
-    /// The bytes of `range` that lie within the file.
-    pub fn read(&mut self, range: ByteRange) -> io::Result<Vec<u8>> {
+    /// The bytes of `range` that lie within the file, into `buf` (its allocation reused).
+    pub fn read_into(&mut self, range: ByteRange, buf: &mut Vec<u8>) -> io::Result<()> {
         let end = range.end.min(self.len);
         let n = end.saturating_sub(range.start);
-        let mut buf = vec![0u8; usize::try_from(n).map_err(|_| io::Error::other("read too large"))?];
-        read_exact_at(&self.file, &mut buf, range.start)?;
+        // Only bytes the buffer did not hold before are zeroed; every byte is then read over.
+        buf.resize(usize::try_from(n).map_err(|_| io::Error::other("read too large"))?, 0);
+        read_exact_at(&self.file, buf, range.start)?;
         self.bytes_read += n;
-        Ok(buf)
+        Ok(())
     }
 }
 
@@ -53,7 +54,7 @@ pub fn run_job<J: Job>(
     drain: impl FnMut(&mut J) -> Result<(), String>,
 ) -> Result<J::Output, String> {
     let mut open: Option<(usize, FileSource)> = None;
-    let read = |file: usize, range| {
+    let read = |file: usize, range, buf: &mut Vec<u8>| {
         if open.as_ref().is_none_or(|(i, _)| *i != file) {
             let path = paths.get(file).ok_or_else(|| format!("file {file} is not open"))?;
             let src = FileSource::open(Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
@@ -67,9 +68,17 @@ pub fn run_job<J: Job>(
             open = Some((file, src));
         }
         let (_, src) = open.as_mut().expect("opened above");
-        src.read(range).map_err(|e| format!("{}: {e}", paths[file]))
+        src.read_into(range, buf).map_err(|e| format!("{}: {e}", paths[file]))
     };
-    job::run_draining(job, lens.clone(), read, drain).map_err(|e: RunError| e.to_string())
+    // Each thread keeps its last read buffer for its next job: a job's first read then touches
+    // no fresh pages.
+    thread_local! {
+        static SPARE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let mut spare = SPARE.take();
+    let out = job::run_reusing(job, lens.clone(), &mut spare, read, drain);
+    SPARE.set(spare);
+    out.map_err(|e: RunError| e.to_string())
 }
 
 /// Run `job` over the files of `cp`.

@@ -3,9 +3,9 @@
 //! and binned once, not each element. Counts are integers, so parts read in any order merge
 //! exactly; the statistics are taken from the counts in `f64`.
 //!
-//! Block types with few codes per group of values (Q4_K, IQ4_XS, MXFP4, …) are counted by
-//! (group, code) instead ([`add_groups`]): each group's distinct values are converted and binned
-//! once, and their statistics are folded per piece like decoded values'.
+//! Block types with few codes over many values (Q1_0, Q2_0, TQ2_0) are counted by (group, code)
+//! instead ([`add_groups`]): each group's distinct values are converted and binned once, and
+//! their statistics are folded per piece like decoded values'.
 
 use super::decode::groups::Group;
 use super::decode::BlockCodec;
@@ -89,11 +89,20 @@ impl CodeCounts {
 
 /// Count `groups` into `h`: each group's distinct values into the fine buckets, and their
 /// statistics into the piece being read. Equal to decoding the groups' elements and adding them
-/// (buckets, counts and extremes exactly; moments to the same rounding as [`Stats::of`]).
+/// (buckets, counts and extremes exactly; mean and spread to `f64` rounding of the exact values).
+///
+/// A group's values are `a · t + b` over its table entries `t`, so its moments follow from two
+/// exact integer sums, `Σ count · t` and `Σ count · t²` (at most 256 elements of magnitude under
+/// 128: below 2²⁴, exact in `f32` lanes in any order), folded in `f64` relative to a shift (the
+/// first value seen).
 #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
 pub fn add_groups(h: &mut Histogram, groups: &[Group]) {
-    let mut acc = Moments::default();
     let fine = h.fine_mut();
+    // Kept in locals (not a struct behind a pointer) so the loop's sums stay in registers.
+    let mut odd = Stats::default();
+    let mut shift: Option<f32> = None;
+    let (mut sum, mut sq) = (0f64, 0f64);
+    let mut lanes = Lanes::default();
     for g in groups {
         let mut v = [0f32; 16];
         for i in 0..16 {
@@ -102,143 +111,115 @@ pub fn add_groups(h: &mut Histogram, groups: &[Group]) {
         for i in 0..16 {
             fine[(v[i].to_bits() >> 16) as usize] += u64::from(g.counts[i]);
         }
-        // Tables hold magnitudes under 128: these bounds keep every value, and the sums of
-        // their squares, finite in `f32`.
+        // Tables hold magnitudes under 128: these bounds keep every value finite in `f32`.
         if g.a.abs() < F32_SUMS_LIMIT / 256.0 && g.b.abs() < F32_SUMS_LIMIT {
-            acc.finite_group(&v, &g.counts);
+            let s = *shift.get_or_insert_with(|| first_counted(&v, &g.counts).unwrap_or(0.0));
+            let (t1, t2, count) = lanes.add(g, &v);
+            // Σ (a·t + d) and Σ (a·t + d)², with d the offset less the shift.
+            let (a, d) = (f64::from(g.a), f64::from(g.b) - f64::from(s));
+            sum += a * t1 + count * d;
+            sq += a * a * t2 + 2.0 * a * d * t1 + count * d * d;
         } else {
-            acc.odd_group(&v, &g.counts);
+            let (s1, s2) = odd_group(&mut odd, &mut shift, &v, &g.counts);
+            sum += s1;
+            sq += s2;
         }
     }
-    h.add_stats_to_piece(&acc.stats());
+    let mut stats = odd;
+    let n = lanes.n.iter().map(|&x| x as u64).sum::<u64>();
+    stats.count += n;
+    stats.finite += n;
+    stats.zero += lanes.zero.iter().map(|&x| x as u64).sum::<u64>();
+    stats.min = stats.min.min(f64::from(lanes.lo.iter().copied().fold(f32::INFINITY, f32::min)));
+    stats.max = stats.max.max(f64::from(lanes.hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)));
+    if stats.finite > 0 {
+        let n = stats.finite as f64;
+        let mean_shifted = sum / n;
+        stats.mean = f64::from(shift.unwrap_or(0.0)) + mean_shifted;
+        stats.m2 = (sq - sum * mean_shifted).max(0.0);
+    }
+    h.add_stats_to_piece(&stats);
 }
 
-/// Groups summed in `f32` lanes before their sums move to `f64`: as few values per lane as
-/// [`Stats::of`] sums in `f32`.
-const GROUPS_PER_RUN: u32 = 4;
-
-/// Statistics of groups, as [`Stats::of`] gathers them: sums relative to a shift (the first
-/// value seen), in sixteen `f32` lanes over a short run of groups, in `f64` across runs.
-struct Moments {
-    stats: Stats,
-    shift: Option<f32>,
-    sum: f64,
-    sq: f64,
-    run: u32,
-    s: [f32; 4],
-    q: [f32; 4],
+/// Extremes and counts of finite groups, in four lanes.
+struct Lanes {
     lo: [f32; 4],
     hi: [f32; 4],
     n: [i32; 4],
     zero: [i32; 4],
 }
 
-impl Default for Moments {
+impl Default for Lanes {
     fn default() -> Self {
-        Moments {
-            stats: Stats::default(),
-            shift: None,
-            sum: 0.0,
-            sq: 0.0,
-            run: 0,
-            s: [0.0; 4],
-            q: [0.0; 4],
-            lo: [f32::INFINITY; 4],
-            hi: [f32::NEG_INFINITY; 4],
-            n: [0; 4],
-            zero: [0; 4],
-        }
+        Lanes { lo: [f32::INFINITY; 4], hi: [f32::NEG_INFINITY; 4], n: [0; 4], zero: [0; 4] }
     }
 }
 
-impl Moments {
-    /// A group whose sixteen values are all finite.
+impl Lanes {
+    /// Fold in group `g`, whose sixteen values `v` are all finite; its `Σ count · t`,
+    /// `Σ count · t²` and `Σ count`.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
-    fn finite_group(&mut self, v: &[f32; 16], counts: &[u16; 16]) {
-        let shift = *self.shift.get_or_insert_with(|| first_counted(v, counts).unwrap_or(0.0));
-        // Branch-free, in sixteen lanes folded to four: few enough registers to keep the
-        // accumulators out of memory.
-        let (mut s, mut q, mut lo, mut hi, mut n, mut zero) =
+    fn add(&mut self, g: &Group, v: &[f32; 16]) -> (f64, f64, f64) {
+        // Branch-free, in sixteen lanes folded to four.
+        let (mut s1, mut s2, mut lo, mut hi, mut n, mut zero) =
             ([0f32; 16], [0f32; 16], [0f32; 16], [0f32; 16], [0i32; 16], [0i32; 16]);
         for i in 0..16 {
             // Counts are at most a block's elements: exact as i32 (which converts in one step).
-            let c = i32::from(counts[i]);
-            let d = v[i] - shift;
-            s[i] = c as f32 * d;
-            q[i] = s[i] * d;
+            let c = i32::from(g.counts[i]);
+            s1[i] = c as f32 * g.table[i];
+            s2[i] = s1[i] * g.table[i];
             lo[i] = if c > 0 { v[i] } else { f32::INFINITY };
             hi[i] = if c > 0 { v[i] } else { f32::NEG_INFINITY };
             n[i] = c;
             zero[i] = if v[i] == 0.0 { c } else { 0 };
         }
+        let (mut t1, mut t2, mut count) = ([0f32; 4], [0f32; 4], [0i32; 4]);
         for i in 0..4 {
-            self.s[i] += (s[i] + s[i + 4]) + (s[i + 8] + s[i + 12]);
-            self.q[i] += (q[i] + q[i + 4]) + (q[i + 8] + q[i + 12]);
+            t1[i] = (s1[i] + s1[i + 4]) + (s1[i + 8] + s1[i + 12]);
+            t2[i] = (s2[i] + s2[i + 4]) + (s2[i + 8] + s2[i + 12]);
+            count[i] = (n[i] + n[i + 4]) + (n[i + 8] + n[i + 12]);
             let l = min4(min4(lo[i], lo[i + 4]), min4(lo[i + 8], lo[i + 12]));
             let h = max4(max4(hi[i], hi[i + 4]), max4(hi[i + 8], hi[i + 12]));
             self.lo[i] = min4(self.lo[i], l);
             self.hi[i] = max4(self.hi[i], h);
-            self.n[i] += (n[i] + n[i + 4]) + (n[i + 8] + n[i + 12]);
+            self.n[i] += count[i];
             self.zero[i] += (zero[i] + zero[i + 4]) + (zero[i + 8] + zero[i + 12]);
         }
-        self.run += 1;
-        if self.run == GROUPS_PER_RUN {
-            self.end_run();
+        (
+            f64::from((t1[0] + t1[2]) + (t1[1] + t1[3])),
+            f64::from((t2[0] + t2[2]) + (t2[1] + t2[3])),
+            f64::from((count[0] + count[2]) + (count[1] + count[3])),
+        )
+    }
+}
+
+/// A group whose scale or offset is large or not finite, value by value in `f64`: its counts
+/// and extremes into `stats`, its sums relative to the shift returned.
+#[cold]
+fn odd_group(stats: &mut Stats, shift: &mut Option<f32>, v: &[f32; 16], counts: &[u16; 16]) -> (f64, f64) {
+    let (mut sum, mut sq) = (0f64, 0f64);
+    for (&x, &c) in v.iter().zip(counts).filter(|(_, &c)| c > 0) {
+        let c64 = u64::from(c);
+        stats.count += c64;
+        if x.is_nan() {
+            stats.nan += c64;
+        } else if x == f32::INFINITY {
+            stats.pos_inf += c64;
+        } else if x == f32::NEG_INFINITY {
+            stats.neg_inf += c64;
+        } else {
+            let s = *shift.get_or_insert(x);
+            let d = f64::from(x) - f64::from(s);
+            sum += c as f64 * d;
+            sq += c as f64 * d * d;
+            stats.finite += c64;
+            stats.zero += if x == 0.0 { c64 } else { 0 };
+            stats.min = stats.min.min(f64::from(x));
+            stats.max = stats.max.max(f64::from(x));
         }
     }
-
-    /// Move the run's `f32` sums to `f64`.
-    fn end_run(&mut self) {
-        self.sum += f64::from((self.s[0] + self.s[2]) + (self.s[1] + self.s[3]));
-        self.sq += f64::from((self.q[0] + self.q[2]) + (self.q[1] + self.q[3]));
-        self.s = [0.0; 4];
-        self.q = [0.0; 4];
-        self.run = 0;
-    }
-
-    /// A group whose scale or offset is large or not finite: value by value, in `f64`.
-    #[cold]
-    fn odd_group(&mut self, v: &[f32; 16], counts: &[u16; 16]) {
-        for (&x, &c) in v.iter().zip(counts).filter(|(_, &c)| c > 0) {
-            let c64 = u64::from(c);
-            self.stats.count += c64;
-            if x.is_nan() {
-                self.stats.nan += c64;
-            } else if x == f32::INFINITY {
-                self.stats.pos_inf += c64;
-            } else if x == f32::NEG_INFINITY {
-                self.stats.neg_inf += c64;
-            } else {
-                let shift = *self.shift.get_or_insert(x);
-                let d = f64::from(x) - f64::from(shift);
-                self.sum += c as f64 * d;
-                self.sq += c as f64 * d * d;
-                self.stats.finite += c64;
-                self.stats.zero += if x == 0.0 { c64 } else { 0 };
-                self.stats.min = self.stats.min.min(f64::from(x));
-                self.stats.max = self.stats.max.max(f64::from(x));
-            }
-        }
-    }
-
-    /// The statistics gathered (mean and M2 from the shifted sums).
-    fn stats(mut self) -> Stats {
-        self.end_run();
-        let n = self.n.iter().map(|&x| x as u64).sum::<u64>();
-        self.stats.count += n;
-        self.stats.finite += n;
-        self.stats.zero += self.zero.iter().map(|&x| x as u64).sum::<u64>();
-        self.stats.min = self.stats.min.min(f64::from(self.lo.iter().copied().fold(f32::INFINITY, f32::min)));
-        self.stats.max = self.stats.max.max(f64::from(self.hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)));
-        if self.stats.finite > 0 {
-            let n = self.stats.finite as f64;
-            let mean_shifted = self.sum / n;
-            self.stats.mean = f64::from(self.shift.unwrap_or(0.0)) + mean_shifted;
-            self.stats.m2 = (self.sq - self.sum * mean_shifted).max(0.0);
-        }
-        self.stats
-    }
+    (sum, sq)
 }
 
 /// The value of the first code a group holds.

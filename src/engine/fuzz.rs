@@ -205,7 +205,10 @@ fn synth_file(data: &[u8]) -> Option<(String, Vec<u8>)> {
 pub fn run_job(which: u8, data: &[u8]) {
     let Some((name, file)) = synth_file(data) else { return };
     let lens = vec![file.len() as u64];
-    let read = |_: usize, r: super::range::ByteRange| Ok(file[r.start as usize..r.end as usize].to_vec());
+    let read = |_: usize, r: super::range::ByteRange, buf: &mut Vec<u8>| {
+        *buf = file[r.start as usize..r.end as usize].to_vec();
+        Ok(())
+    };
     let cp = job::run(job::open_job(vec![FileInfo::new(name, file.len() as u64)]), lens.clone(), read).expect("opens");
     assert_eq!(cp.tensors.len(), 2, "{:?}", cp.findings);
     let t = &cp.tensors[0];

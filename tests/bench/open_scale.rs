@@ -110,12 +110,12 @@ mod native {
         let base = LIVE.load(Ordering::Relaxed);
         PEAK.store(base, Ordering::Relaxed);
         let t0 = Instant::now();
-        let cp = job::run(open_job(infos), lens, |f, r| {
+        let cp = job::run(open_job(infos), lens, |f, r, buf| {
             let b = &files[f].1;
             let end = (r.end as usize).min(b.len());
-            let mut v = b[(r.start as usize).min(end)..end].to_vec();
-            v.resize(r.len() as usize, 0);
-            Ok(v)
+            *buf = b[(r.start as usize).min(end)..end].to_vec();
+            buf.resize(r.len() as usize, 0);
+            Ok(())
         })
         .expect("opens");
         let opened = t0.elapsed();

@@ -106,7 +106,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::q4_0),
+    groups: None,
 };
 
 /// `d, m: f16, qs: [u8; 16]`: `q * d + m`.
@@ -123,7 +123,7 @@ pub const Q4_1: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<20, 0>),
-    groups: Some(groups::q4_1),
+    groups: None,
 };
 
 /// The fifth bits of Q5 element `j` and `j + 16`, from the 32-bit `qh`.
@@ -224,7 +224,7 @@ pub const Q2_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<84, 80>),
-    groups: Some(groups::q2_k),
+    groups: None,
 };
 
 /// The sixteen signed 6-bit scales of a Q3_K block, unpacked from 12 bytes.
@@ -279,7 +279,7 @@ pub const Q3_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<110, 108>),
-    groups: Some(groups::q3_k),
+    groups: None,
 };
 
 /// Scale and min `j` (6 bits each) of the 12 packed bytes of Q4_K and Q5_K.
@@ -315,7 +315,7 @@ pub const Q4_K: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<144, 0>),
-    groups: Some(groups::q4_k),
+    groups: None,
 };
 
 /// `d, dmin: f16, scales: [u8; 12], qh: [u8; 32], qs: [u8; 128]`: 5-bit `(d·sc) q − dmin·m`.
@@ -427,7 +427,7 @@ pub const TQ1_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<54, 52>),
-    groups: Some(groups::tq1_0),
+    groups: None,
 };
 
 /// `qs: [u8; 64], d: f16`: 2-bit ternary `(q − 1) * d`.
@@ -474,7 +474,7 @@ pub const MXFP4: BlockCodec = BlockCodec {
         })
     },
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
-    groups: Some(groups::mxfp4),
+    groups: None,
 };
 
 /// Half of an unsigned E4M3 scale, as ggml computes it (bit 7 ignored; 0x7f reads as 0).
@@ -509,7 +509,7 @@ pub const NVFP4: BlockCodec = BlockCodec {
             out.extend(b[..4].iter().map(|&x| 2.0 * ue4m3_half(x)));
         }
     }),
-    groups: Some(groups::nvfp4),
+    groups: None,
 };
 
 /// `d: f16, qs: [u8; 16]`: one sign bit per value, `±d`.

@@ -10,7 +10,7 @@
 use super::iq_tables::{
     IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS, KVALUES_IQ4NL,
 };
-use super::{f16_le, groups, BlockCodec};
+use super::{f16_le, BlockCodec};
 
 /// Elements in a super-block (ggml's `QK_K`).
 const QK_K: usize = 256;
@@ -98,7 +98,7 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
     block_bytes: IQ4_NL_BYTES,
     decode: |src, dst| each_block(src, dst, iq4_nl_block),
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
-    groups: Some(groups::iq4_nl),
+    groups: None,
 };
 
 /// IQ4_XS (type 23): IQ4_NL's grid in super-blocks with 6-bit sub-block scales.
@@ -107,7 +107,7 @@ pub const IQ4_XS: BlockCodec = BlockCodec {
     block_bytes: IQ4_XS_BYTES,
     decode: |src, dst| each_block(src, dst, iq4_xs_block),
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
-    groups: Some(groups::iq4_xs),
+    groups: None,
 };
 
 /// Run `block` over every whole block of `src` and its `E` outputs in `dst`. A trailing partial

@@ -75,6 +75,8 @@ pub struct Runner<J> {
     pending: Option<Need>,
     /// Bytes read and not yet fed: file, absolute start, bytes.
     buf: Option<(usize, u64, Vec<u8>)>,
+    /// An allocation for the first read.
+    spare: Vec<u8>,
 }
 
 impl<J: Job> Runner<J> {
@@ -84,7 +86,19 @@ impl<J: Job> Runner<J> {
     }
 
     pub fn with_opts(job: J, lens: Vec<u64>, opts: ReadOpts) -> Self {
-        Runner { job, lens, opts, pending: None, buf: None }
+        Runner { job, lens, opts, pending: None, buf: None, spare: Vec::new() }
+    }
+
+    /// Read into `buf`'s allocation first (a buffer an earlier run gave back with
+    /// [`Runner::take_buffer`]), not a new one.
+    pub fn with_buffer(mut self, buf: Vec<u8>) -> Self {
+        self.spare = buf;
+        self
+    }
+
+    /// The read buffer, to reuse in another run; this run's bytes read are dropped.
+    pub fn take_buffer(&mut self) -> Vec<u8> {
+        self.buf.take().map_or_else(|| std::mem::take(&mut self.spare), |(_, _, b)| b)
     }
 
     /// The job, as far as it has got.
@@ -137,13 +151,29 @@ impl<J: Job> Runner<J> {
         self.buf = Some((file, range.start, bytes));
         Ok(())
     }
+
+    /// Hand over the bytes of a [`Poll::Read`] by reading them into the buffer the last read
+    /// used: `read(buf)` gets it holding that read's bytes and leaves it holding exactly this
+    /// read's.
+    pub fn fill_with(
+        &mut self,
+        file: usize,
+        range: ByteRange,
+        read: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
+    ) -> Result<(), RunError> {
+        let mut bytes = self.take_buffer();
+        read(&mut bytes).map_err(RunError::Read)?;
+        self.fill(file, range, bytes)
+    }
 }
 
-/// Run `job` to completion over files of `lens` bytes, reading through `read(file, range)`.
+/// Run `job` to completion over files of `lens` bytes, reading through `read(file, range, buf)`,
+/// which leaves `buf` holding exactly the bytes of `range` (it is handed the previous read's
+/// buffer, to reuse).
 pub fn run<J: Job>(
     job: J,
     lens: Vec<u64>,
-    read: impl FnMut(usize, ByteRange) -> Result<Vec<u8>, String>,
+    read: impl FnMut(usize, ByteRange, &mut Vec<u8>) -> Result<(), String>,
 ) -> Result<J::Output, RunError> {
     run_draining(job, lens, read, |_| Ok(()))
 }
@@ -152,20 +182,40 @@ pub fn run<J: Job>(
 pub fn run_draining<J: Job>(
     job: J,
     lens: Vec<u64>,
-    mut read: impl FnMut(usize, ByteRange) -> Result<Vec<u8>, String>,
+    read: impl FnMut(usize, ByteRange, &mut Vec<u8>) -> Result<(), String>,
+    drain: impl FnMut(&mut J) -> Result<(), String>,
+) -> Result<J::Output, RunError> {
+    run_reusing(job, lens, &mut Vec::new(), read, drain)
+}
+
+/// [`run_draining`], its reads into `buf`'s allocation (left holding the last read's, for the
+/// next run to reuse).
+pub fn run_reusing<J: Job>(
+    job: J,
+    lens: Vec<u64>,
+    buf: &mut Vec<u8>,
+    mut read: impl FnMut(usize, ByteRange, &mut Vec<u8>) -> Result<(), String>,
     mut drain: impl FnMut(&mut J) -> Result<(), String>,
 ) -> Result<J::Output, RunError> {
-    let mut r = Runner::new(job, lens);
-    loop {
-        match r.poll()? {
-            Poll::Read(file, range) => {
-                let bytes = read(file, range).map_err(RunError::Read)?;
-                r.fill(file, range, bytes)?;
+    let mut r = Runner::new(job, lens).with_buffer(std::mem::take(buf));
+    let out = loop {
+        match r.poll() {
+            Ok(Poll::Read(file, range)) => {
+                if let Err(e) = r.fill_with(file, range, |b| read(file, range, b)) {
+                    break Err(e);
+                }
             }
-            Poll::Fed => drain(r.job_mut()).map_err(RunError::Read)?,
-            Poll::Done(out) => return Ok(out),
+            Ok(Poll::Fed) => {
+                if let Err(e) = drain(r.job_mut()) {
+                    break Err(RunError::Read(e));
+                }
+            }
+            Ok(Poll::Done(out)) => break Ok(out),
+            Err(e) => break Err(e),
         }
-    }
+    };
+    *buf = r.take_buffer();
+    out
 }
 
 #[cfg(test)]
@@ -214,11 +264,13 @@ mod tests {
         for (step, ahead) in [(1, 0), (7, 0), (1000, 4096), (5000, 1 << 20), (1 << 30, 0)] {
             let job = Collect { want: ByteRange::new(123, 99_999), step, ahead, got: vec![] };
             let mut reads = 0;
-            let out = run(job, vec![0, file.len() as u64], |f, r| {
+            let out = run(job, vec![0, file.len() as u64], |f, r, buf| {
                 assert_eq!(f, 1);
                 assert!(r.end <= file.len() as u64);
                 reads += 1;
-                Ok(file[r.start as usize..r.end as usize].to_vec())
+                buf.clear();
+                buf.extend_from_slice(&file[r.start as usize..r.end as usize]);
+                Ok(())
             })
             .unwrap();
             assert_eq!(out, &file[123..99_999], "step {step} ahead {ahead}");
@@ -231,14 +283,20 @@ mod tests {
     #[test]
     fn needs_past_the_end_and_short_reads_are_errors() {
         let job = Collect { want: ByteRange::new(0, 10), step: 10, ahead: 0, got: vec![] };
-        assert_eq!(run(job, vec![0, 5], |_, _| Ok(vec![])), Err(RunError::PastEnd { file: 1, needed: 10, len: 5 }));
+        assert_eq!(run(job, vec![0, 5], |_, _, _| Ok(())), Err(RunError::PastEnd { file: 1, needed: 10, len: 5 }));
         let job = Collect { want: ByteRange::new(0, 10), step: 10, ahead: 0, got: vec![] };
-        assert!(matches!(run(job, vec![0, 10], |_, _| Ok(vec![1, 2])), Err(RunError::ShortRead { got: 2, .. })));
+        assert!(matches!(
+            run(job, vec![0, 10], |_, _, buf| {
+                *buf = vec![1, 2];
+                Ok(())
+            }),
+            Err(RunError::ShortRead { got: 2, .. })
+        ));
         let job = Collect { want: ByteRange::new(0, 10), step: 10, ahead: 0, got: vec![] };
-        assert_eq!(run(job, vec![0], |_, _| Ok(vec![])), Err(RunError::NoSuchFile(1)));
+        assert_eq!(run(job, vec![0], |_, _, _| Ok(())), Err(RunError::NoSuchFile(1)));
         let job = Collect { want: ByteRange::new(0, 10), step: 10, ahead: 0, got: vec![] };
         assert_eq!(
-            run(job, vec![0, 10], |_, _| Err("disk on fire".into())),
+            run(job, vec![0, 10], |_, _, _| Err("disk on fire".into())),
             Err(RunError::Read("disk on fire".into()))
         );
     }
@@ -247,9 +305,10 @@ mod tests {
     fn offsets_past_4_gib_stay_u64() {
         let base = 5u64 << 30;
         let job = Collect { want: ByteRange::new(base + 3, base + 9), step: 2, ahead: 1 << 20, got: vec![] };
-        let out = run(job, vec![0, base + 100], |_, r| {
+        let out = run(job, vec![0, base + 100], |_, r, buf| {
             assert!(r.start >= base && r.end <= base + 100);
-            Ok((r.start..r.end).map(|o| (o - base) as u8).collect())
+            *buf = (r.start..r.end).map(|o| (o - base) as u8).collect();
+            Ok(())
         })
         .unwrap();
         assert_eq!(out, vec![3, 4, 5, 6, 7, 8]);

@@ -137,17 +137,15 @@ impl<S: Sink> ValueScan<S> {
         self.sink
     }
 
-    fn finish_piece(&mut self, piece: &crate::plan::Piece) {
+    /// Hand the piece's bytes `buf` (all of them) to the sink.
+    fn finish_piece(&mut self, piece: &crate::plan::Piece, buf: &[u8]) {
         let (be, bb) = (self.codec.block_elems, self.codec.block_bytes);
         // Raw bytes go to a sink that wants them when they hold exactly the values kept: the
         // kept elements of an elementwise type, or whole blocks kept whole.
         let whole_blocks = piece.skip == 0 && piece.keep == piece.bytes.len() / bb as u64 * be as u64;
         if !self.sink.wants_values() && (be == 1 || whole_blocks) {
-            let bytes = if be == 1 {
-                &self.buf[piece.skip as usize * bb..(piece.skip + piece.keep) as usize * bb]
-            } else {
-                &self.buf[..]
-            };
+            let bytes =
+                if be == 1 { &buf[piece.skip as usize * bb..(piece.skip + piece.keep) as usize * bb] } else { buf };
             self.sink.raw(bytes);
             if let (true, Some(scales)) = (self.sink.wants_scales(), self.codec.scales) {
                 self.scales.clear();
@@ -161,7 +159,7 @@ impl<S: Sink> ValueScan<S> {
         // A piece is at most READ_BYTES + one block, so its counts fit a usize.
         let (mut skip, mut keep) = (piece.skip as usize, piece.keep as usize);
         let mut elem = piece.first_elem;
-        for chunk in self.buf.chunks(batch_blocks * bb) {
+        for chunk in buf.chunks(batch_blocks * bb) {
             let n = chunk.len() / bb * be;
             self.values.resize(n, 0.0);
             (self.codec.decode)(chunk, &mut self.values);
@@ -201,12 +199,19 @@ impl<S: Sink> ValueScan<S> {
             if have < piece.bytes.end {
                 return Some(Need { file: self.plan.file, range: ByteRange::new(have, piece.bytes.end) });
             }
-            self.finish_piece(&piece);
-            self.done_bytes += piece.bytes.len();
-            self.buf.clear();
-            self.piece = None;
-            self.next += 1;
+            let buf = std::mem::take(&mut self.buf);
+            self.finish_piece(&piece, &buf);
+            self.buf = buf;
+            self.piece_read(&piece);
         }
+    }
+
+    /// The piece being read went to the sink: on to the next.
+    fn piece_read(&mut self, piece: &crate::plan::Piece) {
+        self.done_bytes += piece.bytes.len();
+        self.buf.clear();
+        self.piece = None;
+        self.next += 1;
     }
 
     fn take(&mut self, file: usize, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
@@ -217,7 +222,14 @@ impl<S: Sink> ValueScan<S> {
         }
         let room = piece.bytes.end - expected;
         let take = usize::try_from(room).map_or(bytes.len(), |r| r.min(bytes.len()));
-        self.buf.extend_from_slice(&bytes[..take]);
+        if self.buf.is_empty() && take as u64 == room {
+            // The whole piece is at hand: read it where it lies, not from a copy.
+            let piece = piece.clone();
+            self.finish_piece(&piece, &bytes[..take]);
+            self.piece_read(&piece);
+        } else {
+            self.buf.extend_from_slice(&bytes[..take]);
+        }
         Ok(())
     }
 

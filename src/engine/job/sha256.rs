@@ -98,8 +98,11 @@ mod tests {
     fn digests_match_known_vectors_in_any_chunking() {
         let files: [&[u8]; 3] = [b"abc", b"", &[7u8; 3_000_000]];
         let lens: Vec<u64> = files.iter().map(|f| f.len() as u64).collect();
-        let d =
-            run(Sha256Job::all(&lens), lens, |f, r| Ok(files[f][r.start as usize..r.end as usize].to_vec())).unwrap();
+        let d = run(Sha256Job::all(&lens), lens, |f, r, buf| {
+            *buf = files[f][r.start as usize..r.end as usize].to_vec();
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(d[0], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert_eq!(d[1], "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
         assert_eq!(d[2], hex(&Sha256::digest(files[2])));
@@ -109,8 +112,11 @@ mod tests {
     fn spans_hash_just_their_bytes() {
         let file: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
         let spans = vec![(0, ByteRange::new(10, 4000)), (0, ByteRange::new(0, 0)), (0, ByteRange::new(4999, 5000))];
-        let d = run(Sha256Job::spans(spans), vec![5000], |_, r| Ok(file[r.start as usize..r.end as usize].to_vec()))
-            .unwrap();
+        let d = run(Sha256Job::spans(spans), vec![5000], |_, r, buf| {
+            *buf = file[r.start as usize..r.end as usize].to_vec();
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(
             d,
             vec![hex(&Sha256::digest(&file[10..4000])), hex(&Sha256::digest(b"")), hex(&Sha256::digest(&file[4999..]))]
