@@ -295,3 +295,29 @@ fn results_do_not_depend_on_how_reads_are_cut_or_which_buffer_they_reuse() {
         assert!(handed[handed.len() / 2] > 0, "{name}: the second run starts with the first's: {handed:?}");
     }
 }
+
+/// Every worker gets part of a check's scan, even of a file of one tensor (it used to be one
+/// order, read by one thread); the merged outcome is the sequential one.
+#[test]
+fn one_tensor_is_scanned_by_every_worker() {
+    use tensorscope::engine::job::work::{check_orders, order_job};
+    // An f32 tensor of 24 MiB (24 pieces), one NaN and one infinity in it.
+    let n = 6u64 << 20;
+    let mut g = Gguf::header(3, 1, 0);
+    g.tensor("w", &[n], 0, 0).pad(32);
+    let mut bytes = g.build();
+    let start = bytes.len();
+    bytes.resize(start + n as usize * 4, 0);
+    bytes[start + 4 * 1000..start + 4 * 1001].copy_from_slice(&f32::NAN.to_le_bytes());
+    bytes[start + 4 * (n as usize - 1)..].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    let cp = open_one("one.gguf", &bytes);
+    let seq = run(check_job(&cp, false, true), &[&bytes]).unwrap();
+    let counted = |s: &ScanOutcome| matches!(s, ScanOutcome::Counted(c) if (c.values, c.nan, c.inf) == (n, 1, 1));
+    assert!(counted(&seq.scan.clone().unwrap()[0]), "{seq:?}");
+    for workers in [2, 4] {
+        let plan = check_orders(&cp, false, true, workers);
+        assert!(plan.orders.len() >= workers, "{workers} workers, {} orders", plan.orders.len());
+        let replies = plan.orders.iter().map(|o| run(order_job(o).unwrap(), &[&bytes]).unwrap()).collect();
+        assert_eq!(plan.merge(replies).unwrap(), seq, "{workers} workers");
+    }
+}

@@ -68,6 +68,9 @@ fn scales_f16_at<const BYTES: usize, const AT: usize>(src: &[u8], out: &mut Vec<
 
 macro_rules! scalar_codec {
     ($name:ident, $bytes:expr, |$b:ident| $e:expr, $doc:expr) => {
+        scalar_codec!($name, $bytes, |$b| $e, $doc, None);
+    };
+    ($name:ident, $bytes:expr, |$b:ident| $e:expr, $doc:expr, $nonfinite:expr) => {
         #[doc = $doc]
         pub const $name: BlockCodec = BlockCodec {
             block_elems: 1,
@@ -79,13 +82,14 @@ macro_rules! scalar_codec {
             },
             scales: None,
             groups: None,
+            nonfinite: $nonfinite,
         };
     };
 }
 
-scalar_codec!(F32, 4, |b| f32_le(b), "IEEE binary32.");
-scalar_codec!(F16, 2, |b| f16_le(b), "IEEE binary16.");
-scalar_codec!(BF16, 2, |b| bf16_le(b), "bfloat16.");
+scalar_codec!(F32, 4, |b| f32_le(b), "IEEE binary32.", Some(super::nonfinite_f32));
+scalar_codec!(F16, 2, |b| f16_le(b), "IEEE binary16.", Some(super::nonfinite_f16));
+scalar_codec!(BF16, 2, |b| bf16_le(b), "bfloat16.", Some(super::nonfinite_bf16));
 scalar_codec!(F64, 8, |b| f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32, "IEEE binary64, rounded to f32.");
 scalar_codec!(I8, 1, |b| f32::from(b[0] as i8), "Signed 8-bit integers.");
 scalar_codec!(I16, 2, |b| f32::from(i16::from_le_bytes([b[0], b[1]])), "Signed 16-bit integers.");
@@ -107,6 +111,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<18, 0>),
     groups: None,
+    nonfinite: None,
 };
 
 /// `d, m: f16, qs: [u8; 16]`: `q * d + m`.
@@ -124,6 +129,7 @@ pub const Q4_1: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<20, 0>),
     groups: None,
+    nonfinite: None,
 };
 
 /// The fifth bits of Q5 element `j` and `j + 16`, from the 32-bit `qh`.
@@ -149,6 +155,7 @@ pub const Q5_0: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<22, 0>),
     groups: None,
+    nonfinite: None,
 };
 
 /// `d, m: f16, qh: u32, qs: [u8; 16]`: 5-bit `q * d + m`.
@@ -168,6 +175,7 @@ pub const Q5_1: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<24, 0>),
     groups: None,
+    nonfinite: None,
 };
 
 /// Q8_0 and Q8_1: an f16 `d` leads each block, the 32 `i8` quants start at byte `QS`: `q * d`.
@@ -187,6 +195,7 @@ pub const Q8_0: BlockCodec = BlockCodec {
     decode: decode_q8::<34, 2>,
     scales: Some(scales_f16_at::<34, 0>),
     groups: None,
+    nonfinite: None,
 };
 
 /// `d, s: f16, qs: [i8; 32]` (`s = d * Σq`, ggml's activation format): `q * d`.
@@ -196,6 +205,7 @@ pub const Q8_1: BlockCodec = BlockCodec {
     decode: decode_q8::<36, 4>,
     scales: Some(scales_f16_at::<36, 0>),
     groups: None,
+    nonfinite: None,
 };
 
 /// `scales: [u8; 16], qs: [u8; 64], d, dmin: f16`: 2-bit `(d·sc) q − dmin·m` per 16 values.
@@ -225,6 +235,7 @@ pub const Q2_K: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<84, 80>),
     groups: None,
+    nonfinite: None,
 };
 
 /// The sixteen signed 6-bit scales of a Q3_K block, unpacked from 12 bytes.
@@ -280,6 +291,7 @@ pub const Q3_K: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<110, 108>),
     groups: None,
+    nonfinite: None,
 };
 
 /// Scale and min `j` (6 bits each) of the 12 packed bytes of Q4_K and Q5_K.
@@ -316,6 +328,7 @@ pub const Q4_K: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<144, 0>),
     groups: None,
+    nonfinite: None,
 };
 
 /// `d, dmin: f16, scales: [u8; 12], qh: [u8; 32], qs: [u8; 128]`: 5-bit `(d·sc) q − dmin·m`.
@@ -345,6 +358,7 @@ pub const Q5_K: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<176, 0>),
     groups: None,
+    nonfinite: None,
 };
 
 /// `ql: [u8; 128], qh: [u8; 64], scales: [i8; 16], d: f16`: 6-bit `(d·sc) (q − 32)`.
@@ -376,6 +390,7 @@ pub const Q6_K: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<210, 208>),
     groups: None,
+    nonfinite: None,
 };
 
 /// `d: f32, qs: [i8; 256], bsums: [i16; 16]` (ggml's activation format): `d * q`.
@@ -392,6 +407,7 @@ pub const Q8_K: BlockCodec = BlockCodec {
     },
     scales: Some(|src, out| out.extend(src.chunks_exact(292).map(f32_le))),
     groups: None,
+    nonfinite: None,
 };
 
 /// Ternary digit `n` (0..5) of a base-3 packed byte, as ggml extracts it: `((q·3ⁿ mod 256)·3) >> 8`.
@@ -428,6 +444,7 @@ pub const TQ1_0: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<54, 52>),
     groups: None,
+    nonfinite: None,
 };
 
 /// `qs: [u8; 64], d: f16`: 2-bit ternary `(q − 1) * d`.
@@ -449,6 +466,7 @@ pub const TQ2_0: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<66, 64>),
     groups: Some(groups::tq2_0),
+    nonfinite: None,
 };
 
 /// E2M1 values, doubled (ggml's `kvalues_mxfp4`); the scales carry the factor ½.
@@ -475,6 +493,7 @@ pub const MXFP4: BlockCodec = BlockCodec {
     },
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
     groups: None,
+    nonfinite: None,
 };
 
 /// Half of an unsigned E4M3 scale, as ggml computes it (bit 7 ignored; 0x7f reads as 0).
@@ -510,6 +529,7 @@ pub const NVFP4: BlockCodec = BlockCodec {
         }
     }),
     groups: None,
+    nonfinite: None,
 };
 
 /// `d: f16, qs: [u8; 16]`: one sign bit per value, `±d`.
@@ -526,6 +546,7 @@ pub const Q1_0: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<18, 0>),
     groups: Some(groups::q1_0),
+    nonfinite: None,
 };
 
 /// `d: f16, qs: [u8; 16]`: 2-bit codes, `(q − 1) * d`.
@@ -543,6 +564,7 @@ pub const Q2_0: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<18, 0>),
     groups: Some(groups::q2_0),
+    nonfinite: None,
 };
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ pub const IQ1_S: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq1_s_block),
     scales: Some(leading_f16_scales::<IQ1_S_BYTES>),
     groups: None,
+    nonfinite: None,
 };
 
 /// IQ1_M (type 29): 1.75 bits per weight; `d` is assembled from the top nibbles of the scales.
@@ -45,6 +46,7 @@ pub const IQ1_M: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq1_m_block),
     scales: Some(|src, out| out.extend(src.as_chunks::<IQ1_M_BYTES>().0.iter().map(iq1_m_scale))),
     groups: None,
+    nonfinite: None,
 };
 
 /// IQ2_XXS (type 16): 2.0625 bits per weight.
@@ -54,6 +56,7 @@ pub const IQ2_XXS: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq2_xxs_block),
     scales: Some(leading_f16_scales::<IQ2_XXS_BYTES>),
     groups: None,
+    nonfinite: None,
 };
 
 /// IQ2_XS (type 17): 2.3125 bits per weight.
@@ -63,6 +66,7 @@ pub const IQ2_XS: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq2_xs_block),
     scales: Some(leading_f16_scales::<IQ2_XS_BYTES>),
     groups: None,
+    nonfinite: None,
 };
 
 /// IQ2_S (type 22): 2.5625 bits per weight.
@@ -72,6 +76,7 @@ pub const IQ2_S: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq2_s_block),
     scales: Some(leading_f16_scales::<IQ2_S_BYTES>),
     groups: None,
+    nonfinite: None,
 };
 
 /// IQ3_XXS (type 18): 3.0625 bits per weight.
@@ -81,6 +86,7 @@ pub const IQ3_XXS: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq3_xxs_block),
     scales: Some(leading_f16_scales::<IQ3_XXS_BYTES>),
     groups: None,
+    nonfinite: None,
 };
 
 /// IQ3_S (type 21): 3.4375 bits per weight.
@@ -90,6 +96,7 @@ pub const IQ3_S: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq3_s_block),
     scales: Some(leading_f16_scales::<IQ3_S_BYTES>),
     groups: None,
+    nonfinite: None,
 };
 
 /// IQ4_NL (type 20): 32 values on the non-linear 4-bit grid with one `f16` scale.
@@ -99,6 +106,7 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq4_nl_block),
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
     groups: None,
+    nonfinite: None,
 };
 
 /// IQ4_XS (type 23): IQ4_NL's grid in super-blocks with 6-bit sub-block scales.
@@ -108,6 +116,7 @@ pub const IQ4_XS: BlockCodec = BlockCodec {
     decode: |src, dst| each_block(src, dst, iq4_xs_block),
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
     groups: None,
+    nonfinite: None,
 };
 
 /// Run `block` over every whole block of `src` and its `E` outputs in `dst`. A trailing partial

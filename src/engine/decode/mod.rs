@@ -14,6 +14,8 @@ pub mod st_dtypes;
 pub type DecodeFn = fn(src: &[u8], dst: &mut [f32]);
 /// Appends each block's scale values.
 pub type ScalesFn = fn(src: &[u8], out: &mut Vec<f32>);
+/// Counts the NaN and the infinite values of `src`'s whole values from their bits: `(nan, inf)`.
+pub type NonFiniteFn = fn(src: &[u8]) -> (u64, u64);
 
 /// How one GGML block type decodes.
 #[derive(Clone, Copy)]
@@ -29,6 +31,43 @@ pub struct BlockCodec {
     /// The blocks as groups of counted codes, for types whose groups hold fewer distinct codes
     /// than elements ([`groups`]).
     pub groups: Option<groups::GroupsFn>,
+    /// For floats whose decoding keeps every value's class (NaN, infinite, finite): the
+    /// non-finite values counted from their bits, without decoding.
+    pub nonfinite: Option<NonFiniteFn>,
+}
+
+/// `(nan, inf)` of the `W`-byte little-endian IEEE-style floats of `src`: with the sign masked
+/// off, infinity is the all-ones exponent `inf` and a NaN anything above it.
+#[inline(always)]
+fn count_nonfinite<const W: usize>(src: &[u8], inf: u32, bits: impl Fn(&[u8; W]) -> u32) -> (u64, u64) {
+    let (mut nan, mut infinite) = (0u64, 0u64);
+    // Counted in u32 a run at a time: the compiler keeps the run's counts in vector lanes.
+    for run in src.as_chunks::<W>().0.chunks(1 << 16) {
+        let (mut n, mut i) = (0u32, 0u32);
+        for v in run {
+            let x = bits(v);
+            n += u32::from(x > inf);
+            i += u32::from(x == inf);
+        }
+        nan += u64::from(n);
+        infinite += u64::from(i);
+    }
+    (nan, infinite)
+}
+
+/// [`NonFiniteFn`] of `f32`.
+pub fn nonfinite_f32(src: &[u8]) -> (u64, u64) {
+    count_nonfinite::<4>(src, 0x7f80_0000, |b| u32::from_le_bytes(*b) & 0x7fff_ffff)
+}
+
+/// [`NonFiniteFn`] of `f16`.
+pub fn nonfinite_f16(src: &[u8]) -> (u64, u64) {
+    count_nonfinite::<2>(src, 0x7c00, |b| u32::from(u16::from_le_bytes(*b) & 0x7fff))
+}
+
+/// [`NonFiniteFn`] of `bf16`.
+pub fn nonfinite_bf16(src: &[u8]) -> (u64, u64) {
+    count_nonfinite::<2>(src, 0x7f80, |b| u32::from(u16::from_le_bytes(*b) & 0x7fff))
 }
 
 /// An `f16` stored little-endian at `b[0..2]`, as `f32`.
@@ -56,5 +95,50 @@ pub fn codec_for(dtype: &crate::model::Dtype) -> Option<BlockCodec> {
         Dtype::Safetensors(d) => Some(st_dtypes::codec(*d)),
         Dtype::Ggml(t) => ggml::codec(*t),
         Dtype::Unknown(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(nan, inf)` of `src` decoded by `codec`.
+    fn decoded(codec: &BlockCodec, src: &[u8]) -> (u64, u64) {
+        let mut v = vec![0f32; src.len() / codec.block_bytes];
+        (codec.decode)(src, &mut v);
+        let nan = v.iter().filter(|x| x.is_nan()).count() as u64;
+        (nan, v.iter().filter(|x| x.is_infinite()).count() as u64)
+    }
+
+    #[test]
+    fn nonfinite_counts_from_bits_equal_the_decoded_values_classes() {
+        // Every 16-bit pattern, one at a time and all together.
+        for codec in [ggml::F16, ggml::BF16] {
+            let count = codec.nonfinite.expect("counted from bits");
+            let all: Vec<u8> = (0..=u16::MAX).flat_map(|x| x.to_le_bytes()).collect();
+            for one in all.chunks(2) {
+                assert_eq!(count(one), decoded(&codec, one), "{one:?}");
+            }
+            assert_eq!(count(&all), decoded(&codec, &all));
+            assert_ne!(count(&all), (0, 0));
+        }
+        // f32: each exponent's edges and a spread of mantissas, both signs.
+        let mut all = Vec::new();
+        for exp in 0..=255u32 {
+            for man in [0, 1, 2, 0x40_0000, 0x7f_fffe, 0x7f_ffff, 0x12_3456] {
+                for sign in [0, 1u32 << 31] {
+                    all.extend((sign | exp << 23 | man).to_le_bytes());
+                }
+            }
+        }
+        let count = ggml::F32.nonfinite.expect("counted from bits");
+        for one in all.chunks(4) {
+            assert_eq!(count(one), decoded(&ggml::F32, one), "{one:?}");
+        }
+        assert_eq!(count(&all), (12, 2));
+        // Types whose decoding can change a value's class are decoded.
+        for codec in [ggml::F64, ggml::I16, ggml::Q8_0, st_dtypes::codec(crate::safetensors::Dtype::F8_E4M3)] {
+            assert!(codec.nonfinite.is_none());
+        }
     }
 }

@@ -31,9 +31,30 @@ pub fn codec(d: Dtype) -> BlockCodec {
         I64 => I64_,
         U64 => U64_,
         C64 => C64_,
-        F4 => BlockCodec { block_elems: 2, block_bytes: 1, decode: decode_f4, scales: None, groups: None },
-        F6_E2M3 => BlockCodec { block_elems: 4, block_bytes: 3, decode: decode_f6::<2, 3>, scales: None, groups: None },
-        F6_E3M2 => BlockCodec { block_elems: 4, block_bytes: 3, decode: decode_f6::<3, 2>, scales: None, groups: None },
+        F4 => BlockCodec {
+            block_elems: 2,
+            block_bytes: 1,
+            decode: decode_f4,
+            scales: None,
+            groups: None,
+            nonfinite: None,
+        },
+        F6_E2M3 => BlockCodec {
+            block_elems: 4,
+            block_bytes: 3,
+            decode: decode_f6::<2, 3>,
+            scales: None,
+            groups: None,
+            nonfinite: None,
+        },
+        F6_E3M2 => BlockCodec {
+            block_elems: 4,
+            block_bytes: 3,
+            decode: decode_f6::<3, 2>,
+            scales: None,
+            groups: None,
+            nonfinite: None,
+        },
     }
 }
 
@@ -49,6 +70,7 @@ macro_rules! elementwise {
             },
             scales: None,
             groups: None,
+            nonfinite: None,
         };
     };
 }

@@ -293,6 +293,40 @@ impl Sink for NonFiniteSink {
     }
 }
 
+/// The NaN/Inf count of one tensor stored as a codec: from the stored bits where the codec can
+/// (f32, f16, bf16), else from the decoded values.
+#[derive(Default)]
+pub struct NonFiniteScan {
+    pub counts: NonFiniteSink,
+    bits: Option<(crate::decode::NonFiniteFn, usize)>,
+}
+
+impl NonFiniteScan {
+    pub fn for_codec(codec: &BlockCodec) -> Self {
+        let bits = codec.nonfinite.filter(|_| codec.block_elems == 1).map(|f| (f, codec.block_bytes));
+        NonFiniteScan { counts: NonFiniteSink::default(), bits }
+    }
+}
+
+impl Sink for NonFiniteScan {
+    fn wants_values(&self) -> bool {
+        self.bits.is_none()
+    }
+
+    fn values(&mut self, first_elem: u64, values: &[f32]) {
+        self.counts.values(first_elem, values);
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        if let Some((count, width)) = self.bits {
+            let (nan, inf) = count(bytes);
+            self.counts.values += (bytes.len() / width) as u64;
+            self.counts.nan += nan;
+            self.counts.inf += inf;
+        }
+    }
+}
+
 /// What the NaN/Inf scan did with one tensor.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ScanOutcome {
@@ -307,7 +341,7 @@ pub enum ScanOutcome {
 pub struct NonFiniteJob {
     /// Per tensor: its plan and codec, or what the scan says of it without reading.
     targets: std::vec::IntoIter<Result<(Plan, BlockCodec), ScanOutcome>>,
-    current: Option<ValueScan<NonFiniteSink>>,
+    current: Option<ValueScan<NonFiniteScan>>,
     outcomes: Vec<ScanOutcome>,
     done_bytes: u64,
     total_bytes: u64,
@@ -362,11 +396,13 @@ impl Job for NonFiniteJob {
                 }
                 let scan = self.current.take().expect("just matched");
                 self.done_bytes += scan.total;
-                self.outcomes.push(ScanOutcome::Counted(scan.into_sink()));
+                self.outcomes.push(ScanOutcome::Counted(scan.into_sink().counts));
             }
             match self.targets.next() {
                 None => return JobStep::Done(std::mem::take(&mut self.outcomes)),
-                Some(Ok((plan, codec))) => self.current = Some(ValueScan::new(plan, codec, NonFiniteSink::default())),
+                Some(Ok((plan, codec))) => {
+                    self.current = Some(ValueScan::new(plan, codec, NonFiniteScan::for_codec(&codec)))
+                }
                 Some(Err(outcome)) => self.outcomes.push(outcome),
             }
         }

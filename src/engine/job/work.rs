@@ -12,7 +12,9 @@ use super::check::CheckOutcome;
 use super::compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, Values};
 use super::npy::{npy_job, NpyJob};
 use super::scaled::{scaled_job, ScaleInput, ScaleMap, ScaledJob};
-use super::scan::{scan_target, scan_targets, HistogramSink, NonFiniteSink, ScanOutcome, ValueScan, ValuesError};
+use super::scan::{
+    scan_target, scan_targets, HistogramSink, NonFiniteScan, NonFiniteSink, ScanOutcome, ValueScan, ValuesError,
+};
 use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Progress};
@@ -343,7 +345,7 @@ impl Job for OrderJob {
 /// Pieces of tensors scanned one after the other.
 struct ScanUnits {
     targets: std::vec::IntoIter<(Plan, BlockCodec, Range<u64>)>,
-    current: Option<ValueScan<NonFiniteSink>>,
+    current: Option<ValueScan<NonFiniteScan>>,
     out: Vec<NonFiniteSink>,
     done: u64,
     total: u64,
@@ -357,9 +359,9 @@ impl Job for ScanUnits {
             if let Some(scan) = &mut self.current {
                 match scan.step() {
                     JobStep::Need(n) => return JobStep::Need(n),
-                    JobStep::Done(counts) => {
+                    JobStep::Done(scan_done) => {
                         self.done += scan.progress().total;
-                        self.out.push(counts);
+                        self.out.push(scan_done.counts);
                         self.current = None;
                     }
                 }
@@ -367,7 +369,7 @@ impl Job for ScanUnits {
             match self.targets.next() {
                 None => return JobStep::Done(std::mem::take(&mut self.out)),
                 Some((plan, codec, pieces)) => {
-                    self.current = Some(ValueScan::part(plan, codec, NonFiniteSink::default(), pieces));
+                    self.current = Some(ValueScan::part(plan, codec, NonFiniteScan::for_codec(&codec), pieces));
                 }
             }
         }
@@ -467,6 +469,9 @@ pub fn check_orders(cp: &Checkpoint, sha256: bool, scan: bool, workers: usize) -
     let mut unit_tensors = Vec::new();
     let known = scan.then(|| {
         let targets = scan_targets(cp);
+        // Orders small enough that every worker gets some, even of a set of one tensor.
+        let total: u64 = targets.iter().filter_map(|t| t.as_ref().ok()).map(|(p, _)| p.bytes).sum();
+        let order_bytes = ORDER_BYTES.min((total / (workers.max(1) as u64 * 4)).max(1));
         let (mut units, mut tensors, mut bytes) = (Vec::new(), Vec::new(), 0u64);
         for (i, target) in targets.iter().enumerate() {
             let Ok((plan, _)) = target else { continue };
@@ -475,7 +480,7 @@ pub fn check_orders(cp: &Checkpoint, sha256: bool, scan: bool, workers: usize) -
                 bytes += plan.bytes_of(pieces.clone());
                 units.push((tref.clone(), pieces));
                 tensors.push(i);
-                if bytes >= ORDER_BYTES || units.len() >= ORDER_UNITS {
+                if bytes >= order_bytes || units.len() >= ORDER_UNITS {
                     orders.push(Order::Scan { units: std::mem::take(&mut units) });
                     unit_tensors.push(std::mem::take(&mut tensors));
                     bytes = 0;
