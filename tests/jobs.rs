@@ -279,6 +279,7 @@ fn results_do_not_depend_on_how_reads_are_cut_or_which_buffer_they_reuse() {
             let out = job::run_reusing(
                 check_job(&cp, true, true),
                 vec![bytes.len() as u64],
+                job::ReadOpts::default(),
                 &mut buf,
                 |_, r, b| {
                     handed.push(b.capacity());

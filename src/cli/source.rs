@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-use crate::engine::job::{self, Job, RunError};
+use crate::engine::job::{self, Job, ReadOpts, RunError};
 use crate::engine::model::Checkpoint;
 use crate::engine::range::ByteRange;
 
@@ -43,6 +43,11 @@ impl FileSource {
     }
 }
 
+/// Reads of local files: no read-ahead past 1 MiB. A read then stays in the core's cache until it
+/// is decoded (8 MiB reads measured up to 1.4x the CPU time), and a system call per MiB costs
+/// nothing next to the work on it.
+const LOCAL_READS: ReadOpts = ReadOpts { chunk: 1 << 20, max_read_ahead: 1 << 20 };
+
 /// Run `job` over local files `paths` (indexed as the job indexes them), opening each when it is
 /// first read and keeping one open at a time (a set of 10k shards needs no 10k descriptors).
 /// `lens` are the sizes the job was planned for; a file whose size changed is an error.
@@ -76,7 +81,7 @@ pub fn run_job<J: Job>(
         static SPARE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let mut spare = SPARE.take();
-    let out = job::run_reusing(job, lens.clone(), &mut spare, read, drain);
+    let out = job::run_reusing(job, lens.clone(), LOCAL_READS, &mut spare, read, drain);
     SPARE.set(spare);
     out.map_err(|e: RunError| e.to_string())
 }

@@ -182,7 +182,12 @@ pub fn describe(cp: &Checkpoint, kind: Kind) -> String {
     };
     match kind {
         Kind::Model => {
-            let projectors = file_kinds(cp).iter().filter(|&&k| k == Kind::Projector).count();
+            // A model's projectors are files of their own: one file is the model alone (and
+            // no pass over its tensors is needed to say so).
+            let projectors = match cp.files.len() {
+                0 | 1 => 0,
+                _ => file_kinds(cp).iter().filter(|&&k| k == Kind::Projector).count(),
+            };
             match projectors {
                 0 => String::new(),
                 1 => "with its multimodal projector".into(),

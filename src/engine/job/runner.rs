@@ -185,19 +185,20 @@ pub fn run_draining<J: Job>(
     read: impl FnMut(usize, ByteRange, &mut Vec<u8>) -> Result<(), String>,
     drain: impl FnMut(&mut J) -> Result<(), String>,
 ) -> Result<J::Output, RunError> {
-    run_reusing(job, lens, &mut Vec::new(), read, drain)
+    run_reusing(job, lens, ReadOpts::default(), &mut Vec::new(), read, drain)
 }
 
-/// [`run_draining`], its reads into `buf`'s allocation (left holding the last read's, for the
-/// next run to reuse).
+/// [`run_draining`], its reads cut as `opts` says and made into `buf`'s allocation (left holding
+/// the last read's, for the next run to reuse).
 pub fn run_reusing<J: Job>(
     job: J,
     lens: Vec<u64>,
+    opts: ReadOpts,
     buf: &mut Vec<u8>,
     mut read: impl FnMut(usize, ByteRange, &mut Vec<u8>) -> Result<(), String>,
     mut drain: impl FnMut(&mut J) -> Result<(), String>,
 ) -> Result<J::Output, RunError> {
-    let mut r = Runner::new(job, lens).with_buffer(std::mem::take(buf));
+    let mut r = Runner::with_opts(job, lens, opts).with_buffer(std::mem::take(buf));
     let out = loop {
         match r.poll() {
             Ok(Poll::Read(file, range)) => {
