@@ -276,14 +276,22 @@ fn iq4_level(code: u8) -> f32 {
     f32::from(KVALUES_IQ4NL[usize::from(code & 0xF)])
 }
 
+/// The 32 values of 16 bytes of IQ4 codes at scale `d`: low nibbles to `lo`, high to `hi`. Each
+/// of the 16 levels is scaled once (`d · level`, the same product as value by value) and the
+/// values looked up.
+#[inline(always)]
+fn iq4_values(d: f32, q: &[u8], lo: &mut [f32], hi: &mut [f32]) {
+    let scaled: [f32; 16] = std::array::from_fn(|i| d * iq4_level(i as u8));
+    for ((&q, lo), hi) in q.iter().zip(lo).zip(hi) {
+        *lo = scaled[usize::from(q & 0xF)];
+        *hi = scaled[usize::from(q >> 4)];
+    }
+}
+
 /// IQ4_NL: `d`, 16 bytes; value `j` is the low nibble of byte `j`, value `j + 16` the high one.
 fn iq4_nl_block(b: &[u8; IQ4_NL_BYTES], y: &mut [f32; QK4_NL]) {
-    let d = f16_le(b);
     let (lo, hi) = y.split_at_mut(QK4_NL / 2);
-    for ((&q, lo), hi) in b[2..].iter().zip(lo).zip(hi) {
-        *lo = d * iq4_level(q);
-        *hi = d * iq4_level(q >> 4);
-    }
+    iq4_values(f16_le(b), &b[2..], lo, hi);
 }
 
 /// IQ4_XS: `d`, a u16 of 2-bit high scale parts, 4 bytes of 4-bit low scale parts, then per 32
@@ -297,9 +305,6 @@ fn iq4_xs_block(b: &[u8; IQ4_XS_BYTES], y: &mut [f32; QK_K]) {
         let scale = nibble(scales_l, ib) | high << 4;
         let dl = d * f32::from(i16::from(scale) - 32);
         let (lo, hi) = y.split_at_mut(16);
-        for ((&q, lo), hi) in q.iter().zip(lo).zip(hi) {
-            *lo = dl * iq4_level(q);
-            *hi = dl * iq4_level(q >> 4);
-        }
+        iq4_values(dl, q, lo, hi);
     }
 }
