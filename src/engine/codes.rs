@@ -94,7 +94,8 @@ impl CodeCounts {
 /// A group's values are `a · t + b` over its table entries `t`, so its moments follow from two
 /// exact integer sums, `Σ count · t` and `Σ count · t²` (at most 256 elements of magnitude under
 /// 128: below 2²⁴, exact in `f32` lanes in any order), folded in `f64` relative to a shift (the
-/// first value seen).
+/// first value seen). Groups with large or non-finite scales (rare) are taken value by value
+/// ([`Stats::of_counts`]) and merged in.
 #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
 pub fn add_groups(h: &mut Histogram, groups: &[Group]) {
     let fine = h.fine_mut();
@@ -120,24 +121,26 @@ pub fn add_groups(h: &mut Histogram, groups: &[Group]) {
             sum += a * t1 + count * d;
             sq += a * a * t2 + 2.0 * a * d * t1 + count * d * d;
         } else {
-            let (s1, s2) = odd_group(&mut odd, &mut shift, &v, &g.counts);
-            sum += s1;
-            sq += s2;
+            let counted = v.iter().copied().zip(g.counts.iter().map(|&c| u64::from(c))).filter(|&(_, c)| c > 0);
+            odd.merge(&Stats::of_counts(counted));
         }
     }
-    let mut stats = odd;
     let n = lanes.n.iter().map(|&x| x as u64).sum::<u64>();
-    stats.count += n;
-    stats.finite += n;
-    stats.zero += lanes.zero.iter().map(|&x| x as u64).sum::<u64>();
-    stats.min = stats.min.min(f64::from(lanes.lo.iter().copied().fold(f32::INFINITY, f32::min)));
-    stats.max = stats.max.max(f64::from(lanes.hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)));
+    let mut stats = Stats {
+        count: n,
+        finite: n,
+        zero: lanes.zero.iter().map(|&x| x as u64).sum(),
+        min: f64::from(lanes.lo.iter().copied().fold(f32::INFINITY, f32::min)),
+        max: f64::from(lanes.hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)),
+        ..Stats::default()
+    };
     if stats.finite > 0 {
         let n = stats.finite as f64;
         let mean_shifted = sum / n;
         stats.mean = f64::from(shift.unwrap_or(0.0)) + mean_shifted;
         stats.m2 = (sq - sum * mean_shifted).max(0.0);
     }
+    stats.merge(&odd);
     h.add_stats_to_piece(&stats);
 }
 
@@ -192,34 +195,6 @@ impl Lanes {
             f64::from((count[0] + count[2]) + (count[1] + count[3])),
         )
     }
-}
-
-/// A group whose scale or offset is large or not finite, value by value in `f64`: its counts
-/// and extremes into `stats`, its sums relative to the shift returned.
-#[cold]
-fn odd_group(stats: &mut Stats, shift: &mut Option<f32>, v: &[f32; 16], counts: &[u16; 16]) -> (f64, f64) {
-    let (mut sum, mut sq) = (0f64, 0f64);
-    for (&x, &c) in v.iter().zip(counts).filter(|(_, &c)| c > 0) {
-        let c64 = u64::from(c);
-        stats.count += c64;
-        if x.is_nan() {
-            stats.nan += c64;
-        } else if x == f32::INFINITY {
-            stats.pos_inf += c64;
-        } else if x == f32::NEG_INFINITY {
-            stats.neg_inf += c64;
-        } else {
-            let s = *shift.get_or_insert(x);
-            let d = f64::from(x) - f64::from(s);
-            sum += c as f64 * d;
-            sq += c as f64 * d * d;
-            stats.finite += c64;
-            stats.zero += if x == 0.0 { c64 } else { 0 };
-            stats.min = stats.min.min(f64::from(x));
-            stats.max = stats.max.max(f64::from(x));
-        }
-    }
-    (sum, sq)
 }
 
 /// The value of the first code a group holds.
