@@ -29,6 +29,7 @@ pub mod range;
 pub mod remote;
 pub mod report;
 pub mod safetensors;
+pub mod shard_probe;
 pub mod shards;
 pub mod sniff;
 pub mod st_quant;

@@ -75,8 +75,10 @@ pub fn url_file_name(url: &str) -> &str {
     url[..path_end].rsplit('/').next().unwrap_or(url)
 }
 
-/// What was learned of a remote file at first contact, sent back with every later request so
-/// that a file replaced on the server is an error, never a mix of two files' bytes.
+/// What was learned of a remote file at first contact, compared with every later response so
+/// that a file replaced on the server is an error, never a mix of two files' bytes. (Not sent
+/// as `If-Range`: that header is not CORS-safelisted, so each read would cost a preflight round
+/// trip, and the response's own size and validators tell the same.)
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pin {
     /// The URL after redirects: later reads go there directly.
@@ -84,16 +86,6 @@ pub struct Pin {
     pub total: u64,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
-}
-
-impl Pin {
-    /// The `If-Range` validator: a strong `ETag`, else `Last-Modified` (weak tags cannot be used).
-    pub fn if_range(&self) -> Option<&str> {
-        match &self.etag {
-            Some(e) if !e.starts_with("W/") => Some(e),
-            _ => self.last_modified.as_deref(),
-        }
-    }
 }
 
 /// The headers of a response that matter to range reading.
@@ -107,8 +99,7 @@ pub struct RangeHeaders<'a> {
 /// Why a response to a `Range` request cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RangeError {
-    /// The file is not the one first read: its size or validator changed, or the server sent
-    /// the whole (new) file in answer to `If-Range`.
+    /// The file is not the one first read: its size or validator changed.
     Changed(String),
     /// `200 OK`: the server sends the whole file; it does not support range requests.
     RangeIgnored,
@@ -145,8 +136,8 @@ pub fn parse_content_range(header: &str) -> Option<(u64, u64, u64)> {
     (a <= b && b < total).then_some((a, b, total))
 }
 
-/// Judge a response to `Range: bytes=start-end_inclusive` (sent with `If-Range` when `pin` is
-/// given): the file's total size, or why the bytes cannot be used.
+/// Judge a response to `Range: bytes=start-end_inclusive` (against `pin`, the file as first
+/// read, when given): the file's total size, or why the bytes cannot be used.
 pub fn check_range_response(
     status: u16,
     headers: &RangeHeaders<'_>,
@@ -154,14 +145,10 @@ pub fn check_range_response(
     end_inclusive: u64,
     pin: Option<&Pin>,
 ) -> Result<u64, RangeError> {
-    match (status, pin) {
-        (206, _) => {}
-        // The server honoured Range at first contact: a whole body now means If-Range failed.
-        (200, Some(p)) if p.if_range().is_some() => {
-            return Err(RangeError::Changed("the server sent a new version in full".into()))
-        }
-        (200, _) => return Err(RangeError::RangeIgnored),
-        (s, _) => return Err(RangeError::Status(s)),
+    match status {
+        206 => {}
+        200 => return Err(RangeError::RangeIgnored),
+        s => return Err(RangeError::Status(s)),
     }
     let header = headers.content_range.unwrap_or("");
     let total = match parse_content_range(header) {
@@ -232,7 +219,6 @@ mod tests {
     #[test]
     fn a_pinned_file_that_changed_is_an_error_not_mixed_bytes() {
         let pin = Pin { url: "https://h/x".into(), total: 1000, etag: Some("\"v1\"".into()), last_modified: None };
-        assert_eq!(pin.if_range(), Some("\"v1\""));
         let same = RangeHeaders { content_range: Some("bytes 10-19/1000"), etag: Some("\"v1\""), last_modified: None };
         assert_eq!(check_range_response(206, &same, 10, 19, Some(&pin)), Ok(1000));
         let bigger = RangeHeaders { content_range: Some("bytes 10-19/2000"), ..same.clone() };
@@ -240,14 +226,13 @@ mod tests {
         let retagged = RangeHeaders { etag: Some("\"v2\""), ..same.clone() };
         assert!(matches!(check_range_response(206, &retagged, 10, 19, Some(&pin)), Err(RangeError::Changed(_))));
         let whole = RangeHeaders::default();
-        let e = check_range_response(200, &whole, 10, 19, Some(&pin)).unwrap_err();
-        assert!(e.to_string().contains("the file changed on the server"), "{e}");
-        let weak =
-            Pin { etag: Some("W/\"x\"".into()), last_modified: Some("Tue, 01 Dec 2026 08:00:00 GMT".into()), ..pin };
-        assert_eq!(weak.if_range(), Some("Tue, 01 Dec 2026 08:00:00 GMT"));
-        let stamped = RangeHeaders { last_modified: Some("Wed, 02 Dec 2026 08:00:00 GMT"), ..same };
-        let no_etag = Pin { etag: None, ..weak };
-        assert!(matches!(check_range_response(206, &stamped, 10, 19, Some(&no_etag)), Err(RangeError::Changed(_))));
+        assert_eq!(check_range_response(200, &whole, 10, 19, Some(&pin)), Err(RangeError::RangeIgnored));
+        // Without an ETag, the date tells.
+        let stamped = RangeHeaders { last_modified: Some("Wed, 02 Dec 2026 08:00:00 GMT"), ..same.clone() };
+        let dated = Pin { etag: None, last_modified: Some("Tue, 01 Dec 2026 08:00:00 GMT".into()), ..pin.clone() };
+        assert!(matches!(check_range_response(206, &stamped, 10, 19, Some(&dated)), Err(RangeError::Changed(_))));
+        let undated = RangeHeaders { last_modified: Some("Tue, 01 Dec 2026 08:00:00 GMT"), etag: None, ..same };
+        assert_eq!(check_range_response(206, &undated, 10, 19, Some(&dated)), Ok(1000));
     }
 
     #[test]

@@ -9,10 +9,14 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::source::Source;
-use crate::engine::job::{Job, Poll, RunError, Runner};
+use crate::engine::job::{Job, Poll, ReadOpts, RunError, Runner};
 
 /// Longest stretch of work between yields to the browser, in milliseconds.
 pub const SLICE_MS: f64 = 10.0;
+
+/// Largest read over HTTP: each read is a request and a round trip (a 60 MB index is read in
+/// four, not sixty), while a `File.slice` costs little however it is cut.
+pub const REMOTE_CHUNK_BYTES: u64 = 16 << 20;
 
 /// A cancellation flag shared between the UI and a running job.
 #[derive(Clone, Debug, Default)]
@@ -84,7 +88,12 @@ pub async fn run<J: Job>(
     cancel: &Cancel,
     mut after_feed: impl FnMut(&mut J),
 ) -> Result<J::Output, RunError> {
-    let mut runner = Runner::new(job, sources.iter().map(Source::len).collect());
+    let lens = sources.iter().map(Source::len).collect();
+    let mut runner = if sources.iter().any(Source::is_remote) {
+        Runner::with_opts(job, lens, ReadOpts { chunk: REMOTE_CHUNK_BYTES, ..ReadOpts::default() })
+    } else {
+        Runner::new(job, lens)
+    };
     let mut since = now_ms();
     loop {
         if cancel.is_cancelled() {

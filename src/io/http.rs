@@ -5,7 +5,8 @@
 //! detected from the status line and the download aborted before the body is read. A failed
 //! fetch is told apart as CORS (the server answers an opaque `no-cors` request) or network.
 //! Redirects (the Hub's `resolve` URLs) are followed by `fetch` itself; the file is then pinned
-//! (its final URL, size and validators) and every later read is checked against the pin.
+//! (its final URL, size and validators) and every later response is checked against the pin.
+//! No request carries a header beyond `Range` (CORS-safelisted), so none costs a preflight.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -18,11 +19,7 @@ use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit
 use super::blob::js_error;
 use crate::engine::range::ByteRange;
 use crate::engine::remote::{check_range_response, Pin, RangeError, RangeHeaders};
-
-/// The first request of a file asks for this many bytes and keeps them: the sniff and small
-/// headers are served without a second round trip, while a big header costs at most this much
-/// more than its own bytes (16 KiB probes doubled the bytes to open a sharded set).
-pub const PROBE_BYTES: u64 = 4 << 10;
+use crate::engine::shard_probe::PROBE_BYTES;
 
 /// Counts bytes transferred over a set of sources and tells a listener.
 #[derive(Clone, Default)]
@@ -65,8 +62,6 @@ pub struct HttpSource {
     /// The URL as given (re-resolved when a pinned redirect target expires).
     url: String,
     pin: Rc<RefCell<Pin>>,
-    /// Whether the server accepts `If-Range` (a cross-origin server may not allow the header).
-    if_range_ok: Rc<Cell<bool>>,
     head: Rc<Vec<u8>>,
     bytes_read: Rc<Cell<u64>>,
     meter: Meter,
@@ -86,7 +81,6 @@ impl HttpSource {
         Ok(HttpSource {
             url: url.to_owned(),
             pin: Rc::new(RefCell::new(got.pin)),
-            if_range_ok: Rc::new(Cell::new(true)),
             bytes_read: Rc::new(Cell::new(got.bytes.len() as u64)),
             head: Rc::new(got.bytes),
             meter: meter.clone(),
@@ -98,7 +92,6 @@ impl HttpSource {
         HttpSource {
             url: url.to_owned(),
             pin: Rc::new(RefCell::new(pin)),
-            if_range_ok: Rc::new(Cell::new(true)),
             bytes_read: Rc::default(),
             head: Rc::default(),
             meter: meter.clone(),
@@ -158,25 +151,16 @@ impl HttpSource {
         Ok(bytes)
     }
 
-    /// Bytes `start..=end` of the pinned file: from the pinned URL, with `If-Range`; a pinned
-    /// redirect target that has expired is resolved again from the URL given, and must still
-    /// be the same file.
+    /// Bytes `start..=end` of the pinned file, from the pinned URL; a pinned redirect target
+    /// that has expired is resolved again from the URL given, and must still be the same file.
     async fn fetch_pinned(&self, start: u64, end: u64) -> Result<Vec<u8>, String> {
         let pin = self.pin.borrow().clone();
-        let validator = if self.if_range_ok.get() { pin.if_range().map(str::to_owned) } else { None };
-        let first = fetch_range(&pin.url, start, end, Some((&pin, validator.as_deref())), &self.meter).await;
-        let err = match first {
+        let err = match fetch_range(&pin.url, start, end, Some(&pin), &self.meter).await {
             Ok(got) => return Ok(got.bytes),
             Err(e) => e,
         };
-        if validator.is_some() && err.ends_with(NETWORK) {
-            // A cross-origin server that does not allow the If-Range header fails the preflight:
-            // go on without it (sizes and ETags are still compared on every response).
-            self.if_range_ok.set(false);
-            return fetch_range(&pin.url, start, end, Some((&pin, None)), &self.meter).await.map(|g| g.bytes);
-        }
         if pin.url != self.url && err.contains("answered HTTP 4") {
-            let again = fetch_range(&self.url, start, end, Some((&pin, validator.as_deref())), &self.meter).await?;
+            let again = fetch_range(&self.url, start, end, Some(&pin), &self.meter).await?;
             self.pin.borrow_mut().url = again.pin.url;
             return Ok(again.bytes);
         }
@@ -190,31 +174,21 @@ struct Fetched {
     bytes: Vec<u8>,
 }
 
-/// The end of a message for a fetch that never got a response.
-const NETWORK: &str = "(network error)";
-
-/// GET `url` bytes `start..=end` (with `If-Range: validator` and judged against `pin` when
-/// given). The body is read as a stream and never past the bytes asked for.
-async fn fetch_range(
-    url: &str,
-    start: u64,
-    end: u64,
-    pinned: Option<(&Pin, Option<&str>)>,
-    meter: &Meter,
-) -> Result<Fetched, String> {
+/// GET `url` bytes `start..=end` (judged against `pin` when given). The body is read as a
+/// stream and never past the bytes asked for.
+async fn fetch_range(url: &str, start: u64, end: u64, pinned: Option<&Pin>, meter: &Meter) -> Result<Fetched, String> {
     let ctrl = AbortController::new().map_err(js_error)?;
     let headers = Headers::new().map_err(js_error)?;
     headers.set("Range", &format!("bytes={start}-{end}")).map_err(js_error)?;
-    if let Some((_, Some(v))) = pinned {
-        headers.set("If-Range", v).map_err(js_error)?;
-    }
     let init = RequestInit::new();
     init.set_headers(&headers);
     init.set_signal(Some(&ctrl.signal()));
+    // Past the browser's HTTP cache: storing every partial response cost about a tenth of a
+    // shard set's open, and a pinned file's ranges are read once.
+    init.set_cache(web_sys::RequestCache::NoStore);
     meter.requests.set(meter.requests.get() + 1);
     let resp = match JsFuture::from(fetch(url, &init)?).await {
         Ok(r) => r,
-        Err(_) if pinned.is_some_and(|p| p.1.is_some()) => return Err(format!("{url}: {NETWORK}")),
         Err(_) => return Err(diagnose(url).await),
     };
     let resp: Response = resp.dyn_into().map_err(js_error)?;
@@ -226,7 +200,7 @@ async fn fetch_range(
         etag: etag.as_deref(),
         last_modified: last_modified.as_deref(),
     };
-    let total = match check_range_response(resp.status(), &seen, start, end, pinned.map(|p| p.0)) {
+    let total = match check_range_response(resp.status(), &seen, start, end, pinned) {
         Ok(t) => t,
         Err(e) => {
             // Do not download a whole file nobody asked for.
@@ -243,9 +217,7 @@ async fn fetch_range(
     };
     // The Content-Range was checked to start at `start` and end at `end` or the file's end.
     let want = end.min(total - 1) - start + 1;
-    let bytes = read_body(&resp, want).await;
-    ctrl.abort();
-    let bytes = bytes.map_err(|e| format!("{url}: {e}"))?;
+    let bytes = read_body(&resp, want).await.map_err(|e| format!("{url}: {e}"))?;
     meter.add(bytes.len() as u64);
     let final_url = resp.url();
     let pin = Pin { url: if final_url.is_empty() { url.to_owned() } else { final_url }, total, etag, last_modified };

@@ -1,5 +1,5 @@
-//! Running async tasks with a bounded number in flight (remote shard headers: about six
-//! requests at once, as browsers allow per host), results kept in task order.
+//! Running async tasks with a bounded number in flight (remote shard headers: twelve requests
+//! asked for, of which browsers send six per host at once), results kept in task order.
 
 use std::cell::RefCell;
 use std::future::Future;

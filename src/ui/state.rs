@@ -205,9 +205,24 @@ impl AppState {
             self.error.set(Some("nothing to open: no URL was given".into()));
             return;
         }
-        let transferred = self.transferred;
-        transferred.set(Some((0, 0)));
-        let meter = Meter::new(move |bytes, requests| transferred.set(Some((bytes, requests))));
+        // While the headers are read, the bytes go to the progress line (at most every 100 ms:
+        // a DOM update per response slowed a 500-shard open); once open, to the transferred line.
+        let last_shown = std::cell::Cell::new(f64::NEG_INFINITY);
+        let meter = Meter::new(move |bytes, requests| {
+            if !self.is_current(generation) {
+                return;
+            }
+            if self.loading.with_untracked(Option::is_none) {
+                self.transferred.set(Some((bytes, requests)));
+            } else if crate::io::driver::now_ms() - last_shown.get() >= 100.0 {
+                last_shown.set(crate::io::driver::now_ms());
+                self.loading.update(|p| {
+                    if let Some(p) = p {
+                        p.bytes_read = bytes;
+                    }
+                });
+            }
+        });
         spawn_local(async move {
             let result = open_urls(&urls, &meter, &cancel, |p| {
                 if self.is_current(generation) {
@@ -220,6 +235,7 @@ impl AppState {
             }
             match result {
                 Ok((cp, sources)) => {
+                    self.transferred.set(Some((meter.bytes(), meter.requests())));
                     let label = match urls.as_slice() {
                         [one] if sources.len() == 1 => one.clone(),
                         [one] => format!("{one} ({} files)", sources.len()),

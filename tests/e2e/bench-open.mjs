@@ -7,7 +7,7 @@
 // with WASM_OPT=0 to keep the wasm's function names).
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
-import { Viewer, manyTensors, tempDir, watchLongTasks } from './viewer.mjs';
+import { Viewer, manyTensors, tempDir, watchLongTasks, startProfile, printProfile } from './viewer.mjs';
 
 const args = process.argv.slice(2);
 const profile = args.includes('--profile');
@@ -24,13 +24,7 @@ try {
   const v = new Viewer(page, srv.url);
   await v.open();
   await v.waitLoaded();
-  let cdp;
-  if (profile) {
-    cdp = await page.context().newCDPSession(page);
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
-    await cdp.send('Profiler.start');
-  }
+  const cdp = profile ? await startProfile(page) : null;
   await longtasks.reset();
   const t0 = Date.now();
   await v.pick(file);
@@ -47,37 +41,7 @@ try {
     tensors: n, header_bytes: headerBytes, seconds_to_table: loaded,
     longtasks: tasks.length, longest_ms: tasks.length ? Math.max(...tasks) : 0, tasks_ms: tasks,
   }));
-  if (profile) {
-    const { profile: p } = await cdp.send('Profiler.stop');
-    const self = new Map();
-    const dt = p.timeDeltas;
-    const byId = new Map(p.nodes.map((x) => [x.id, x]));
-    const hits = new Map();
-    p.samples.forEach((id, i) => hits.set(id, (hits.get(id) ?? 0) + (dt[i] ?? 0)));
-    for (const [id, us] of hits) {
-      const f = byId.get(id).callFrame;
-      const name = f.functionName || `(${f.url.split('/').pop()}:${f.lineNumber})`;
-      self.set(name, (self.get(name) ?? 0) + us);
-    }
-    const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 30);
-    for (const [name, us] of top) console.log(`${(us / 1000).toFixed(0).padStart(7)} ms  ${name.slice(0, 140)}`);
-    // Inclusive time of each function (once per sample, however deep it recurs).
-    const parent = new Map();
-    for (const x of p.nodes) for (const c of x.children ?? []) parent.set(c, x.id);
-    const total = new Map();
-    for (const [id, us] of hits) {
-      const seen = new Set();
-      for (let at = id; at !== undefined; at = parent.get(at)) {
-        const f = byId.get(at).callFrame;
-        const name = f.functionName || '(anonymous)';
-        if (!seen.has(name)) total.set(name, (total.get(name) ?? 0) + us);
-        seen.add(name);
-      }
-    }
-    console.log('-- inclusive');
-    const incl = [...total].filter(([n]) => /tensorscope|leptos|reactive|tachys/.test(n)).sort((a, b) => b[1] - a[1]).slice(0, 40);
-    for (const [name, us] of incl) console.log(`${(us / 1000).toFixed(0).padStart(7)} ms  ${name.slice(0, 140)}`);
-  }
+  if (profile) await printProfile(cdp);
 } finally {
   await browser.close();
   await srv.close();

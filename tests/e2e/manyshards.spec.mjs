@@ -1,13 +1,13 @@
 // A remote set of 500 shards behind an index, on a server that answers every request after
-// 50 ms: shard headers are read six at a time, each in one request (the first shard tells the
-// size of the others' headers), and only header bytes (plus a bounded over-read) are fetched.
-// The time is printed, not asserted.
+// 50 ms: shard headers are read six at a time, each in one request (sized from the names the
+// index gives the shard), and only header bytes (plus a bounded over-read) are fetched.
+// The time is printed, not asserted. And a 60 MB index, read in a few large requests.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from './server.mjs';
-import { Viewer, safetensors, session, tempDir } from './viewer.mjs';
+import { Viewer, session, shardSet, tempDir } from './viewer.mjs';
 
 const s = session();
 const tmp = tempDir();
@@ -18,25 +18,7 @@ let headerBytes = 0;
 let indexBytes = 0;
 
 before(async () => {
-  const weightMap = {};
-  for (let i = 0; i < SHARDS; i++) {
-    const name = `model-${String(i + 1).padStart(5, '0')}-of-${String(SHARDS).padStart(5, '0')}.safetensors`;
-    const tensors = Array.from({ length: PER_SHARD }, (_, j) => ({
-      name: `model.layers.${i}.mlp.experts.${j}.down_proj.weight`,
-      dtype: 'F32',
-      shape: [2],
-      bytes: Buffer.alloc(8),
-    }));
-    const bytes = safetensors(tensors, { format: 'pt' });
-    headerBytes += 8 + Number(bytes.readBigUInt64LE(0));
-    fs.writeFileSync(path.join(tmp.dir, name), bytes);
-    for (const t of tensors) weightMap[t.name] = name;
-  }
-  const index = JSON.stringify({ metadata: { total_size: SHARDS * PER_SHARD * 8 }, weight_map: weightMap });
-  indexBytes = Buffer.byteLength(index);
-  fs.writeFileSync(path.join(tmp.dir, 'model.safetensors.index.json'), index);
-  // The config beside the index is fetched too (one more request, a few hundred bytes).
-  fs.writeFileSync(path.join(tmp.dir, 'config.json'), JSON.stringify({ model_type: 'qwen3_moe', num_hidden_layers: SHARDS }));
+  ({ headerBytes, indexBytes } = shardSet(tmp.dir, SHARDS, PER_SHARD));
   files = await startServer({ root: tmp.dir, port: 0, cors: true, delay: 50 });
 });
 after(async () => {
@@ -56,8 +38,13 @@ test('500 remote shards open six at a time, one request each, fetching only thei
   const shardRequests = files.requests.filter((r) => r.path.endsWith('.safetensors'));
   assert.equal(shardRequests.length, SHARDS, 'one request per shard header');
   assert.equal(files.requests.filter((r) => r.path.endsWith('/config.json')).length, 1);
+  // The index in one request, and no preflight anywhere: every request carries only the
+  // CORS-safelisted Range header.
+  assert.equal(files.requests.filter((r) => r.path.endsWith('.index.json')).length, 1);
+  assert.deepEqual(files.requests.filter((r) => r.method !== 'GET'), []);
   assert.match(await v.text('estimate-about'), new RegExp(`qwen3_moe · from config\\.json · ${SHARDS} layers`));
   assert.ok(files.load.max <= 6 && files.load.max >= 5, `six requests in flight at most, and used: ${files.load.max}`);
+  assert.equal(files.requests.length, SHARDS + 2);
   const bytes = Number(await page.locator('[data-testid=transferred]').getAttribute('data-bytes'));
   assert.ok(bytes >= headerBytes + indexBytes, `${bytes} transferred, headers and index ${headerBytes + indexBytes}`);
   assert.ok(bytes <= 1.35 * headerBytes + indexBytes + 4096, `over-read bounded: ${bytes} for ${headerBytes} of headers`);
@@ -82,4 +69,50 @@ test('500 remote shards open six at a time, one request each, fetching only thei
       `ideal ${Math.ceil(SHARDS / 6)}), ${requests} requests, ${bytes} B transferred (headers ${headerBytes} B + index ${indexBytes} B)`,
   );
   assert.deepEqual(s.browser.errors, []);
+});
+
+test('a 60 MB remote index is read in 16 MiB requests, and its 180,000 tensors all open', { timeout: 300_000 }, async () => {
+  const { page } = s.browser;
+  const big = tempDir();
+  try {
+    // Four shards of 45,000 tensors with long names: a 60 MB index and 18 MB headers.
+    const pad = 'x'.repeat(260);
+    const weightMap = {};
+    for (let i = 0; i < 4; i++) {
+      const name = `model-0000${i + 1}-of-00004.safetensors`;
+      const header = {};
+      for (let j = 0; j < 45_000; j++) {
+        const t = `model.layers.${i}.${pad}.experts.${j}.weight`;
+        header[t] = { dtype: 'F32', shape: [1], data_offsets: [4 * j, 4 * j + 4] };
+        weightMap[t] = name;
+      }
+      const json = Buffer.from(JSON.stringify(header));
+      const len = Buffer.alloc(8);
+      len.writeBigUInt64LE(BigInt(json.length));
+      fs.writeFileSync(path.join(big.dir, name), Buffer.concat([len, json, Buffer.alloc(4 * 45_000)]));
+    }
+    const index = JSON.stringify({ metadata: { total_size: 4 * 45_000 * 4 }, weight_map: weightMap });
+    fs.writeFileSync(path.join(big.dir, 'model.safetensors.index.json'), index);
+    fs.writeFileSync(path.join(big.dir, 'config.json'), JSON.stringify({ model_type: 'llama', num_hidden_layers: 4 }));
+    const size = Buffer.byteLength(index);
+    assert.ok(size > 60e6, `${size} B`);
+    const server = await startServer({ root: big.dir, port: 0, cors: true });
+    try {
+      const v = new Viewer(page, s.srv.url);
+      await v.open(`?url=${encodeURIComponent(server.url + 'model.safetensors.index.json')}`);
+      await page.locator('[data-testid=summary-tensors]').waitFor({ timeout: 120_000 });
+      assert.equal(await v.text('summary-tensors'), '180000');
+      assert.equal(await v.text('summary-files'), '4');
+      const reads = server.requests.filter((r) => r.path.endsWith('.index.json'));
+      // The first 8 MiB, then the rest 16 MiB at a time.
+      assert.equal(reads.length, 1 + Math.ceil((size - (8 << 20)) / (16 << 20)), JSON.stringify(reads.map((r) => r.range)));
+      assert.deepEqual(server.requests.filter((r) => r.method !== 'GET'), []);
+      assert.equal(await page.locator('[data-testid=findings-badge]').textContent(), '0');
+      assert.deepEqual(s.browser.errors, []);
+    } finally {
+      await server.close();
+    }
+  } finally {
+    big.cleanup();
+  }
 });

@@ -14,7 +14,7 @@ const s = session();
 const tmp = tempDir();
 after(() => tmp.cleanup());
 let slow; // answers every request after 2 s
-let files; // Range + CORS + If-Range
+let files; // Range + CORS
 let liar; // answers any range with 16 MiB more than asked
 
 before(async () => {

@@ -160,3 +160,72 @@ export class Viewer {
     return this.page.locator(`[data-testid=${testid}]`).first().textContent();
   }
 }
+
+/** Start a sampling CPU profile of `page` over CDP; give its session to [`printProfile`]. */
+export async function startProfile(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  return cdp;
+}
+
+/** Stop the profile and print the functions with the most self time, then the engine's and the
+ *  UI's functions by inclusive time (build with WASM_OPT=0 to keep the wasm's names). */
+export async function printProfile(cdp) {
+  const { profile: p } = await cdp.send('Profiler.stop');
+  const self = new Map();
+  const dt = p.timeDeltas;
+  const byId = new Map(p.nodes.map((x) => [x.id, x]));
+  const hits = new Map();
+  p.samples.forEach((id, i) => hits.set(id, (hits.get(id) ?? 0) + (dt[i] ?? 0)));
+  for (const [id, us] of hits) {
+    const f = byId.get(id).callFrame;
+    const name = f.functionName || `(${f.url.split('/').pop()}:${f.lineNumber})`;
+    self.set(name, (self.get(name) ?? 0) + us);
+  }
+  const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 30);
+  for (const [name, us] of top) console.log(`${(us / 1000).toFixed(0).padStart(7)} ms  ${name.slice(0, 140)}`);
+  // Inclusive time of each function (once per sample, however deep it recurs).
+  const parent = new Map();
+  for (const x of p.nodes) for (const c of x.children ?? []) parent.set(c, x.id);
+  const total = new Map();
+  for (const [id, us] of hits) {
+    const seen = new Set();
+    for (let at = id; at !== undefined; at = parent.get(at)) {
+      const f = byId.get(at).callFrame;
+      const name = f.functionName || '(anonymous)';
+      if (!seen.has(name)) total.set(name, (total.get(name) ?? 0) + us);
+      seen.add(name);
+    }
+  }
+  console.log('-- inclusive');
+  const incl = [...total].filter(([n]) => /tensorscope|leptos|reactive|tachys/.test(n)).sort((a, b) => b[1] - a[1]).slice(0, 40);
+  for (const [name, us] of incl) console.log(`${(us / 1000).toFixed(0).padStart(7)} ms  ${name.slice(0, 140)}`);
+}
+
+/** Write a set of `shards` safetensors shards of `perShard` tiny F32 tensors each into `dir`,
+ *  with their `model.safetensors.index.json` and a `config.json`; returns the bytes of all the
+ *  headers (length prefix included) and of the index. */
+export function shardSet(dir, shards, perShard) {
+  const weightMap = {};
+  let headerBytes = 0;
+  for (let i = 0; i < shards; i++) {
+    const name = `model-${String(i + 1).padStart(5, '0')}-of-${String(shards).padStart(5, '0')}.safetensors`;
+    const tensors = Array.from({ length: perShard }, (_, j) => ({
+      name: `model.layers.${i}.mlp.experts.${j}.down_proj.weight`,
+      dtype: 'F32',
+      shape: [2],
+      bytes: Buffer.alloc(8),
+    }));
+    const bytes = safetensors(tensors, { format: 'pt' });
+    headerBytes += 8 + Number(bytes.readBigUInt64LE(0));
+    fs.writeFileSync(path.join(dir, name), bytes);
+    for (const t of tensors) weightMap[t.name] = name;
+  }
+  const index = JSON.stringify({ metadata: { total_size: shards * perShard * 8 }, weight_map: weightMap });
+  fs.writeFileSync(path.join(dir, 'model.safetensors.index.json'), index);
+  // The config beside the index is fetched too (one more request, a few hundred bytes).
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ model_type: 'qwen3_moe', num_hidden_layers: shards }));
+  return { headerBytes, indexBytes: Buffer.byteLength(index) };
+}
