@@ -4,8 +4,9 @@ use std::io;
 use std::path::PathBuf;
 
 use super::source::run_job;
-use crate::engine::job::open_job;
+use crate::engine::job::headers_job;
 use crate::engine::model::{Checkpoint, FileInfo};
+use crate::engine::shards::assemble;
 
 /// The files named by `paths`: files as given, folders by their direct children, sorted.
 pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
@@ -35,10 +36,10 @@ pub fn open_paths(paths: &[PathBuf]) -> io::Result<(Checkpoint, u64)> {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let lens = files.iter().map(|f| f.size).collect();
     let mut read = 0u64;
-    let cp = run_job(open_job(files), &names, lens, |j| {
+    let parsed = run_job(headers_job(files), &names, lens, |j| {
         read = j.bytes_fed();
         Ok(())
     })
     .map_err(io::Error::other)?;
-    Ok((cp, read))
+    Ok((assemble(parsed), read))
 }

@@ -209,7 +209,8 @@ pub fn run_job(which: u8, data: &[u8]) {
         *buf = file[r.start as usize..r.end as usize].to_vec();
         Ok(())
     };
-    let cp = job::run(job::open_job(vec![FileInfo::new(name, file.len() as u64)]), lens.clone(), read).expect("opens");
+    let parsed = job::run(job::headers_job(vec![FileInfo::new(name, file.len() as u64)]), lens.clone(), read);
+    let cp = crate::shards::assemble(parsed.expect("opens"));
     assert_eq!(cp.tensors.len(), 2, "{:?}", cp.findings);
     let t = &cp.tensors[0];
     let elems = t.elems().unwrap_or(0);

@@ -5,12 +5,12 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use super::driver::{run, Cancel};
+use super::driver::{run, yield_now, Cancel};
 use super::entries::Input;
 use super::http::{HttpSource, Meter};
 use super::source::Source;
 use super::BlobSource;
-use crate::engine::job::{open_job, OnFile, RunError};
+use crate::engine::job::{headers_job, OnFile, RunError};
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
 use crate::engine::remote::{check_url, join_url, url_file_name};
@@ -24,6 +24,15 @@ pub struct OpenProgress {
     pub files_done: usize,
     pub files: usize,
     pub bytes_read: u64,
+}
+
+/// [`assemble`] in a task of its own, apart from the last header read before it and the first
+/// render after it (at 500k tensors each is tens of milliseconds).
+async fn assemble_apart(parsed: Vec<(FileInfo, Parsed)>) -> Checkpoint {
+    yield_now().await;
+    let cp = assemble(parsed);
+    yield_now().await;
+    cp
 }
 
 /// `sources` in the order of `cp`'s files.
@@ -54,13 +63,14 @@ pub async fn open_sources(
     let sources: Vec<Source> = files.iter().map(|(_, s)| s.clone()).collect();
     let total = files.len();
     progress(OpenProgress { files: total, ..OpenProgress::default() });
-    let cp = run(open_job(infos), &sources, cancel, |j| {
+    let parsed = run(headers_job(infos), &sources, cancel, |j| {
         let (done, files) = j.files_done();
         progress(OpenProgress { files_done: done, files, bytes_read: j.bytes_fed() });
     })
     .await?;
     let bytes_read = sources.iter().map(Source::bytes_read).sum();
     progress(OpenProgress { files_done: total, files: total, bytes_read });
+    let cp = assemble_apart(parsed).await;
     let sources = aligned(&cp, &sources);
     Ok((cp, sources))
 }
@@ -177,7 +187,7 @@ pub async fn open_urls(
     progress(OpenProgress { files_done: total, files: total, bytes_read: meter.bytes() });
     let (parsed, sources): (Vec<_>, Vec<_>) =
         opened.into_iter().map(|(name, _, src, p)| ((FileInfo::new(name, src.len()), p), src)).unzip();
-    let cp = assemble(parsed);
+    let cp = assemble_apart(parsed).await;
     let sources = aligned(&cp, &sources);
     Ok((cp, sources))
 }

@@ -4,13 +4,14 @@
 use leptos::prelude::*;
 
 use crate::engine::config::highlights;
-use crate::engine::estimate::{estimate_at, CacheType};
+use crate::engine::estimate::{estimate_as, CacheType};
+use crate::engine::kind::Kind;
 use crate::engine::model::Checkpoint;
 use crate::engine::view::human_bytes;
 
 /// The estimate for `cp`, as a table with a row per context length.
 #[component]
-pub fn EstimateView(cp: std::sync::Arc<Checkpoint>) -> impl IntoView {
+pub fn EstimateView(cp: std::sync::Arc<Checkpoint>, kind: Kind) -> impl IntoView {
     // Context lengths the user added, besides the defaults.
     let chosen = RwSignal::new(Vec::<u64>::new());
     let input = RwSignal::new(String::new());
@@ -38,12 +39,12 @@ pub fn EstimateView(cp: std::sync::Arc<Checkpoint>) -> impl IntoView {
         crate::io::driver::yield_now().await;
         ready.set(true);
     });
-    let table = move || ready.get().then(|| estimate_table(&cp, &chosen.get()));
+    let table = move || ready.get().then(|| estimate_table(&cp, kind, &chosen.get()));
     view! { {table} {picker} }
 }
 
-fn estimate_table(cp: &Checkpoint, chosen: &[u64]) -> impl IntoView {
-    let e = estimate_at(cp, chosen);
+fn estimate_table(cp: &Checkpoint, kind: Kind, chosen: &[u64]) -> impl IntoView {
+    let e = estimate_as(cp, kind, chosen);
     let config = highlights(&cp.configs)
         .into_iter()
         .map(|(label, text)| {

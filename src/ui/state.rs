@@ -5,9 +5,13 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::engine::kind::{describe, kind, Kind};
 use crate::engine::model::Checkpoint;
+use crate::engine::st_quant::logical_params;
+use crate::engine::summary::{summarize, Summary};
 use crate::engine::viewer::{permalink, permalink_tensor};
 use crate::io::browser;
+use crate::io::driver::yield_now;
 use crate::io::entries::Input;
 use crate::io::open::{open_sources, open_urls, OpenProgress};
 use crate::io::{BlobSource, Cancel, Meter, RunError, Source};
@@ -78,10 +82,38 @@ impl Tab {
     }
 }
 
+/// What the summary shows of the open checkpoint, computed once per open, each pass over the
+/// tensors in a task of its own (at 500k tensors each takes tens of milliseconds).
+#[derive(Debug)]
+pub struct Digest {
+    pub summary: Summary,
+    pub kind: Kind,
+    /// [`crate::engine::kind::describe`] of the kind.
+    pub kind_detail: String,
+    /// Each tensor's [`logical_params`], by tensor index.
+    pub params: Arc<Vec<u64>>,
+}
+
+impl Digest {
+    /// The digest of `cp`, yielding to the browser between passes.
+    async fn of(cp: &Checkpoint) -> Digest {
+        let summary = summarize(cp);
+        yield_now().await;
+        let kind = kind(cp);
+        let kind_detail = describe(cp, kind);
+        yield_now().await;
+        let params = Arc::new(logical_params(cp));
+        yield_now().await;
+        Digest { summary, kind, kind_detail, params }
+    }
+}
+
 /// Everything the components share.
 #[derive(Clone, Copy)]
 pub struct AppState {
     pub cp: RwSignal<Option<Arc<Checkpoint>>>,
+    /// The digest of `cp`, set just before it.
+    pub digest: RwSignal<Option<Arc<Digest>>>,
     /// Where the open checkpoint came from ("sample: x.gguf", "3 files", a URL).
     pub label: RwSignal<String>,
     /// The byte sources of the open checkpoint's files, aligned with `cp.files` by index.
@@ -108,6 +140,7 @@ impl AppState {
     pub fn new() -> Self {
         AppState {
             cp: RwSignal::new(None),
+            digest: RwSignal::new(None),
             label: RwSignal::new(String::new()),
             sources: StoredValue::new_local(Vec::new()),
             transferred: RwSignal::new(None),
@@ -149,10 +182,25 @@ impl AppState {
         self.generation.get_value() == generation
     }
 
-    fn opened(self, cp: crate::engine::model::Checkpoint, sources: Vec<Source>, label: String) {
+    /// Show open number `generation`'s checkpoint, once its digest is computed (unless a newer
+    /// open began meanwhile); `transferred`: its network bytes and requests (None: local).
+    async fn opened(
+        self,
+        generation: u64,
+        cp: Checkpoint,
+        sources: Vec<Source>,
+        label: String,
+        transferred: Option<(u64, u64)>,
+    ) {
+        let digest = Digest::of(&cp).await;
+        if !self.is_current(generation) {
+            return;
+        }
+        self.transferred.set(transferred);
         self.sources.set_value(sources);
         self.selected.set(None);
         self.label.set(label);
+        self.digest.set(Some(Arc::new(digest)));
         self.cp.set(Some(Arc::new(cp)));
         self.loading.set(None);
         self.follow_hash();
@@ -183,10 +231,7 @@ impl AppState {
                 return;
             }
             match result {
-                Ok((cp, sources)) => {
-                    self.transferred.set(None);
-                    self.opened(cp, sources, label);
-                }
+                Ok((cp, sources)) => self.opened(generation, cp, sources, label, None).await,
                 Err(RunError::Cancelled) => {}
                 Err(e) => {
                     self.loading.set(None);
@@ -235,13 +280,13 @@ impl AppState {
             }
             match result {
                 Ok((cp, sources)) => {
-                    self.transferred.set(Some((meter.bytes(), meter.requests())));
                     let label = match urls.as_slice() {
                         [one] if sources.len() == 1 => one.clone(),
                         [one] => format!("{one} ({} files)", sources.len()),
                         _ => format!("{} URLs ({} files)", urls.len(), sources.len()),
                     };
-                    self.opened(cp, sources, label);
+                    let transferred = Some((meter.bytes(), meter.requests()));
+                    self.opened(generation, cp, sources, label, transferred).await;
                 }
                 Err(RunError::Cancelled) => {}
                 Err(e) => {

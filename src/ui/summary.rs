@@ -6,7 +6,6 @@ use super::state::{AppState, Tab};
 use crate::engine::model::Format;
 use crate::engine::naming::{file_type_name, parse_name};
 use crate::engine::shards::base_name;
-use crate::engine::summary::summarize;
 use crate::engine::view::{human_bytes, human_count};
 use crate::engine::viewer::severity_counts;
 
@@ -16,9 +15,8 @@ pub fn SummaryView() -> impl IntoView {
     let state = AppState::get();
     move || {
         let cp = state.cp.get()?;
-        let s = summarize(&cp);
-        let kind = crate::engine::kind::kind(&cp);
-        let kind_detail = crate::engine::kind::describe(&cp, kind);
+        let digest = state.digest.get_untracked()?;
+        let (s, kind, kind_detail) = (&digest.summary, digest.kind, digest.kind_detail.clone());
         let is_adapter = kind == crate::engine::kind::Kind::Adapter;
         let (errors, warnings, infos) = severity_counts(&cp.findings);
         let total_bytes = s.all.bytes.max(1) as f64;
@@ -127,7 +125,7 @@ pub fn SummaryView() -> impl IntoView {
                 <div class="bars" data-testid="dtype-chart">{bars}</div>
                 {is_adapter.then(|| view! { <super::AdapterView cp=cp.clone() /> })}
                 <super::ImportsView cp=cp.clone() />
-                <super::EstimateView cp=cp.clone() />
+                <super::EstimateView cp=cp.clone() kind=kind />
                 <h2>"Files"</h2>
                 <ul class="files">{files}</ul>
             </section>

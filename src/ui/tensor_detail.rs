@@ -12,7 +12,7 @@ use crate::engine::decode::codec_for;
 use crate::engine::histogram::Histogram;
 use crate::engine::plan::{Selection, DEFAULT_SAMPLE_BYTES};
 use crate::engine::shards::base_name;
-use crate::engine::st_quant::{logical_params, scaled_values};
+use crate::engine::st_quant::scaled_values;
 use crate::engine::view::{human_bytes, human_count};
 use crate::engine::viewer::{fmt_num, npy_file_name, parse_range, permalink, shape_text};
 use crate::io::values::{histogram, npy_blob};
@@ -161,10 +161,8 @@ pub fn TensorDetail() -> impl IntoView {
             state.cp.with(|cp| cp.as_ref().and_then(|cp| cp.files.get(t.file)).map(|f| base_name(&f.path).to_owned()));
         let decodable = codec_for(&t.dtype).is_some();
         // Logical: the weights a packed tensor holds, none for scales.
-        let params = state.cp.with(|cp| {
-            let cp = cp.as_ref()?;
-            logical_params(cp).get(cp.tensor_index(&t.name)?).copied()
-        });
+        let index = state.cp.with(|cp| cp.as_ref()?.tensor_index(&t.name));
+        let params = state.digest.with(|d| d.as_ref()?.params.get(index?).copied());
         let lost = t.data.as_ref().err().map(|l| l.to_string());
         let offset = match t.offset {
             Some(o) => o.to_string(),

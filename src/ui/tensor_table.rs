@@ -10,7 +10,6 @@ use super::search_box::SearchBox;
 use super::state::{AppState, Shared};
 use super::CopyButton;
 use crate::engine::shards::base_name;
-use crate::engine::st_quant::logical_params;
 use crate::engine::view::{
     group_by_layer, human_bytes, human_count, narrows, search, sorted, Column, Group, NameIndex,
 };
@@ -58,9 +57,8 @@ pub fn TensorTable() -> impl IntoView {
     // The last search: typing that narrows it filters its rows, not all of them.
     let last: StoredValue<Option<LastSearch>> = StoredValue::new(None);
     // Logical parameters per tensor (a packed quantized weight holds more than its elements).
-    let params = Memo::new(move |_| {
-        state.cp.with(|cp| Shared(Arc::new(cp.as_ref().map(|cp| logical_params(cp)).unwrap_or_default())))
-    });
+    let params =
+        Memo::new(move |_| state.digest.with(|d| Shared(d.as_ref().map_or_else(Arc::default, |d| d.params.clone()))));
     // Every name lowercased in one buffer: built part by part between frames once the table
     // shows (a search before it is ready builds it at once).
     let built = RwSignal::new(None::<Shared<Option<NameIndex>>>);

@@ -15,9 +15,10 @@ mod native {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 
-    use tensorscope::engine::job::{self, open_job};
+    use tensorscope::engine::job::{self, headers_job};
     use tensorscope::engine::model::FileInfo;
     use tensorscope::engine::report::Report;
+    use tensorscope::engine::shards::assemble;
 
     /// The system allocator, counting live and peak bytes.
     struct Counting;
@@ -110,7 +111,7 @@ mod native {
         let base = LIVE.load(Ordering::Relaxed);
         PEAK.store(base, Ordering::Relaxed);
         let t0 = Instant::now();
-        let cp = job::run(open_job(infos), lens, |f, r, buf| {
+        let parsed = job::run(headers_job(infos), lens, |f, r, buf| {
             let b = &files[f].1;
             let end = (r.end as usize).min(b.len());
             *buf = b[(r.start as usize).min(end)..end].to_vec();
@@ -118,6 +119,7 @@ mod native {
             Ok(())
         })
         .expect("opens");
+        let cp = assemble(parsed);
         let opened = t0.elapsed();
         let mut sink = std::io::sink();
         serde_json::to_writer_pretty(&mut sink, &Report::inspect(&cp)).unwrap();

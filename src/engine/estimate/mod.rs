@@ -211,6 +211,11 @@ pub fn estimate(cp: &Checkpoint) -> Estimate {
 
 /// The estimate for `cp`, at the default contexts and at `contexts` (chosen by the user).
 pub fn estimate_at(cp: &Checkpoint, contexts: &[u64]) -> Estimate {
+    estimate_as(cp, crate::kind::kind(cp), contexts)
+}
+
+/// [`estimate_at`] for a checkpoint whose [`crate::kind::kind`] is known already.
+pub fn estimate_as(cp: &Checkpoint, kind: Kind, contexts: &[u64]) -> Estimate {
     let projector = projector_files(cp);
     let (mut weights_bytes, mut projector_bytes) = (0u64, 0u64);
     for t in &cp.tensors {
@@ -218,7 +223,7 @@ pub fn estimate_at(cp: &Checkpoint, contexts: &[u64]) -> Estimate {
             if projector.get(t.file).copied().unwrap_or(false) { &mut projector_bytes } else { &mut weights_bytes };
         *sum = sum.saturating_add(t.nbytes);
     }
-    let not_run = match crate::kind::kind(cp) {
+    let not_run = match kind {
         Kind::Adapter => Some("an adapter: it is applied over its base model, whose cache is not counted here"),
         Kind::Imatrix => Some("an importance matrix: it guides quantization and is never run"),
         Kind::Vocab => Some("a vocabulary only: there are no weights to run"),

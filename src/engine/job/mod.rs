@@ -28,7 +28,7 @@ pub use check::{check_job, CheckJob, CheckOutcome};
 pub use compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, Values};
 pub use hist::{histogram_job, HistogramJob};
 pub use npy::{npy_job, NpyJob, NpySink};
-pub use open::{open_job, OpenJob};
+pub use open::{headers_job, HeadersJob};
 pub use runner::{run, run_draining, run_reusing, Poll, ReadOpts, RunError, Runner};
 pub use scan::{
     nonfinite_job, scan_target, scan_targets, HistogramSink, NonFiniteJob, NonFiniteSink, ScanOutcome, Sink, ValueScan,

@@ -1,25 +1,25 @@
-//! The open job: every file's header, one after the other, assembled into one checkpoint.
+//! The headers job: every file's header, one after the other; [`crate::shards::assemble`] makes
+//! them one checkpoint (a separate step, so that a browser can yield between the two).
 
 use super::{Job, JobStep, Need, Progress};
-use crate::model::{Checkpoint, FileInfo};
+use crate::model::FileInfo;
 use crate::open::{FileDecoder, Parsed};
-use crate::shards::assemble;
 use crate::step::{Decoder, FeedError, Step};
 
-/// Reads the headers of a list of files and assembles them.
-pub struct OpenJob {
+/// Reads the headers of a list of files.
+pub struct HeadersJob {
     files: Vec<FileInfo>,
     current: Option<FileDecoder>,
     parsed: Vec<(FileInfo, Parsed)>,
     fed: u64,
 }
 
-/// Open `files` (path and size, in the order the byte sources are given).
-pub fn open_job(files: Vec<FileInfo>) -> OpenJob {
-    OpenJob { parsed: Vec::with_capacity(files.len()), files, current: None, fed: 0 }
+/// Read the headers of `files` (path and size, in the order the byte sources are given).
+pub fn headers_job(files: Vec<FileInfo>) -> HeadersJob {
+    HeadersJob { parsed: Vec::with_capacity(files.len()), files, current: None, fed: 0 }
 }
 
-impl OpenJob {
+impl HeadersJob {
     /// Files whose headers are read, and in all.
     pub fn files_done(&self) -> (usize, usize) {
         (self.parsed.len(), self.files.len())
@@ -29,21 +29,16 @@ impl OpenJob {
     pub fn bytes_fed(&self) -> u64 {
         self.fed
     }
-
-    /// Parse the headers only; the caller assembles (remote sets add files as they learn of them).
-    pub fn parsed(self) -> Vec<(FileInfo, Parsed)> {
-        self.parsed
-    }
 }
 
-impl Job for OpenJob {
-    type Output = Checkpoint;
+impl Job for HeadersJob {
+    type Output = Vec<(FileInfo, Parsed)>;
 
-    fn step(&mut self) -> JobStep<Checkpoint> {
+    fn step(&mut self) -> JobStep<Self::Output> {
         loop {
             let i = self.parsed.len();
             let Some(info) = self.files.get(i) else {
-                return JobStep::Done(assemble(std::mem::take(&mut self.parsed)));
+                return JobStep::Done(std::mem::take(&mut self.parsed));
             };
             let d = self.current.get_or_insert_with(|| FileDecoder::new(&info.path, info.size));
             match d.step() {
