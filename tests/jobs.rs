@@ -246,7 +246,7 @@ fn results_do_not_depend_on_how_reads_are_cut_or_which_buffer_they_reuse() {
         let lens = vec![bytes.len() as u64];
         let mut r = match chunk {
             0 => Runner::new(j, lens),
-            c => Runner::with_opts(j, lens, ReadOpts { chunk: c, max_read_ahead: 0 }),
+            c => Runner::with_opts(j, lens, ReadOpts { chunk: c, max_read_ahead: 0, max_feed: c / 3 + 1 }),
         };
         loop {
             match r.poll().unwrap() {

@@ -46,7 +46,7 @@ impl FileSource {
 /// Reads of local files: no read-ahead past 1 MiB. A read then stays in the core's cache until it
 /// is decoded (8 MiB reads measured up to 1.4x the CPU time), and a system call per MiB costs
 /// nothing next to the work on it.
-const LOCAL_READS: ReadOpts = ReadOpts { chunk: 1 << 20, max_read_ahead: 1 << 20 };
+const LOCAL_READS: ReadOpts = ReadOpts { chunk: 1 << 20, max_read_ahead: 1 << 20, max_feed: u64::MAX };
 
 /// Run `job` over local files `paths` (indexed as the job indexes them), opening each when it is
 /// first read and keeping one open at a time (a set of 10k shards needs no 10k descriptors).

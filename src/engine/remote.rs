@@ -145,10 +145,14 @@ pub fn check_range_response(
     end_inclusive: u64,
     pin: Option<&Pin>,
 ) -> Result<u64, RangeError> {
-    match status {
-        206 => {}
-        200 => return Err(RangeError::RangeIgnored),
-        s => return Err(RangeError::Status(s)),
+    match (status, pin) {
+        (206, _) => {}
+        // The server honoured Range at first contact.
+        (200, Some(_)) => {
+            return Err(RangeError::Changed("the server now sends the whole file where it sent ranges".into()))
+        }
+        (200, None) => return Err(RangeError::RangeIgnored),
+        (s, _) => return Err(RangeError::Status(s)),
     }
     let header = headers.content_range.unwrap_or("");
     let total = match parse_content_range(header) {
@@ -159,14 +163,18 @@ pub fn check_range_response(
         if total != p.total {
             return Err(RangeError::Changed(format!("its size was {} bytes and is now {total}", p.total)));
         }
-        if let (Some(was), Some(now)) = (&p.etag, headers.etag) {
-            if was != now {
-                return Err(RangeError::Changed(format!("its ETag was {was} and is now {now}")));
+        // The ETag when both have one, else the date (a response without the ETag it had).
+        match (&p.etag, headers.etag) {
+            (Some(was), Some(now)) if was != now => {
+                return Err(RangeError::Changed(format!("its ETag was {was} and is now {now}")))
             }
-        }
-        if let (None, Some(was), Some(now)) = (&p.etag, &p.last_modified, headers.last_modified) {
-            if was != now {
-                return Err(RangeError::Changed(format!("it was last modified {was} and now {now}")));
+            (Some(_), Some(_)) => {}
+            _ => {
+                if let (Some(was), Some(now)) = (&p.last_modified, headers.last_modified) {
+                    if was != now {
+                        return Err(RangeError::Changed(format!("it was last modified {was} and now {now}")));
+                    }
+                }
             }
         }
     }
@@ -226,7 +234,14 @@ mod tests {
         let retagged = RangeHeaders { etag: Some("\"v2\""), ..same.clone() };
         assert!(matches!(check_range_response(206, &retagged, 10, 19, Some(&pin)), Err(RangeError::Changed(_))));
         let whole = RangeHeaders::default();
-        assert_eq!(check_range_response(200, &whole, 10, 19, Some(&pin)), Err(RangeError::RangeIgnored));
+        let e = check_range_response(200, &whole, 10, 19, Some(&pin)).unwrap_err();
+        assert!(e.to_string().contains("the file changed on the server"), "{e}");
+        assert_eq!(check_range_response(200, &whole, 10, 19, None), Err(RangeError::RangeIgnored));
+        // An ETag gone from the response: the date still tells.
+        let both = Pin { last_modified: Some("Tue, 01 Dec 2026 08:00:00 GMT".into()), ..pin.clone() };
+        let untagged =
+            RangeHeaders { etag: None, last_modified: Some("Wed, 02 Dec 2026 08:00:00 GMT"), ..same.clone() };
+        assert!(matches!(check_range_response(206, &untagged, 10, 19, Some(&both)), Err(RangeError::Changed(_))));
         // Without an ETag, the date tells.
         let stamped = RangeHeaders { last_modified: Some("Wed, 02 Dec 2026 08:00:00 GMT"), ..same.clone() };
         let dated = Pin { etag: None, last_modified: Some("Tue, 01 Dec 2026 08:00:00 GMT".into()), ..pin.clone() };

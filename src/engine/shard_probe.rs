@@ -21,6 +21,9 @@ const ENTRY_BYTES: u64 = 120;
 /// Room for `__metadata__` and the length prefix before any shard was read.
 const SLACK_BYTES: u64 = 4 << 10;
 
+/// Largest per-entry size learned from a shard.
+const MAX_PER_ENTRY: u64 = 4 * ENTRY_BYTES;
+
 /// What is known of one file before its first request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expect {
@@ -49,7 +52,8 @@ impl Expect {
 pub struct ShardProbes {
     files: Vec<Expect>,
     /// The most header bytes per entry besides its name seen in a shard read, metadata and
-    /// length prefix spread over its entries.
+    /// length prefix spread over its entries; at most [`MAX_PER_ENTRY`], so that one odd shard
+    /// (a few tensors under a large `__metadata__`) cannot make every later probe large.
     per_entry: Option<u64>,
 }
 
@@ -83,7 +87,7 @@ impl ShardProbes {
         if count == 0 {
             return;
         }
-        let k = header_bytes.saturating_sub(name_bytes).div_ceil(count);
+        let k = header_bytes.saturating_sub(name_bytes).div_ceil(count).min(MAX_PER_ENTRY);
         self.per_entry = Some(self.per_entry.map_or(k, |was| was.max(k)));
     }
 }
@@ -170,5 +174,9 @@ mod tests {
         assert_eq!(probes.per_entry, Some(100));
         probes.learn(1, 3000);
         assert_eq!(probes.per_entry, Some(200));
+        // A shard of few tensors under a large metadata block is held to the cap.
+        probes.learn(1, 1 << 30);
+        assert_eq!(probes.per_entry, Some(MAX_PER_ENTRY));
+        assert_eq!(probes.probe(0), 8192);
     }
 }

@@ -98,6 +98,12 @@ impl HttpSource {
         }
     }
 
+    /// This source without the first request's bytes (once its header is parsed: a set of
+    /// 500 shards would otherwise hold 500 probes).
+    pub fn without_head(&self) -> HttpSource {
+        HttpSource { head: Rc::default(), ..self.clone() }
+    }
+
     /// The URL as given and the pin: what [`HttpSource::pinned`] takes.
     pub fn spec(&self) -> (String, Pin) {
         (self.url.clone(), self.pin.borrow().clone())

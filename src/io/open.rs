@@ -27,12 +27,15 @@ pub struct OpenProgress {
 }
 
 /// [`assemble`] in a task of its own, apart from the last header read before it and the first
-/// render after it (at 500k tensors each is tens of milliseconds).
-async fn assemble_apart(parsed: Vec<(FileInfo, Parsed)>) -> Checkpoint {
+/// render after it (at 500k tensors each is tens of milliseconds); not at all once cancelled.
+async fn assemble_apart(parsed: Vec<(FileInfo, Parsed)>, cancel: &Cancel) -> Result<Checkpoint, RunError> {
     yield_now().await;
+    if cancel.is_cancelled() {
+        return Err(RunError::Cancelled);
+    }
     let cp = assemble(parsed);
     yield_now().await;
-    cp
+    Ok(cp)
 }
 
 /// `sources` in the order of `cp`'s files.
@@ -70,7 +73,7 @@ pub async fn open_sources(
     .await?;
     let bytes_read = sources.iter().map(Source::bytes_read).sum();
     progress(OpenProgress { files_done: total, files: total, bytes_read });
-    let cp = assemble_apart(parsed).await;
+    let cp = assemble_apart(parsed, cancel).await?;
     let sources = aligned(&cp, &sources);
     Ok((cp, sources))
 }
@@ -105,9 +108,10 @@ async fn open_remote(
             }
             let (name, url) = files[i].clone();
             let probe = probes.borrow().probe(i);
-            let src: Source = HttpSource::open_with(&url, &meter, probe).await.map_err(RunError::Read)?.into();
-            let decoder = OnFile { file: 0, decoder: FileDecoder::new(&name, src.len()) };
-            let parsed = run(decoder, std::slice::from_ref(&src), &cancel, |_| {}).await?;
+            let http = HttpSource::open_with(&url, &meter, probe).await.map_err(RunError::Read)?;
+            let decoder = OnFile { file: 0, decoder: FileDecoder::new(&name, http.len()) };
+            let parsed = run(decoder, &[http.clone().into()], &cancel, |_| {}).await?;
+            let src: Source = http.without_head().into();
             if let Parsed::Safetensors(h) = &parsed {
                 probes.borrow_mut().learn(i, h.data_start());
             }
@@ -187,7 +191,7 @@ pub async fn open_urls(
     progress(OpenProgress { files_done: total, files: total, bytes_read: meter.bytes() });
     let (parsed, sources): (Vec<_>, Vec<_>) =
         opened.into_iter().map(|(name, _, src, p)| ((FileInfo::new(name, src.len()), p), src)).unzip();
-    let cp = assemble_apart(parsed).await;
+    let cp = assemble_apart(parsed, cancel).await?;
     let sources = aligned(&cp, &sources);
     Ok((cp, sources))
 }

@@ -95,16 +95,23 @@ pub struct Digest {
 }
 
 impl Digest {
-    /// The digest of `cp`, yielding to the browser between passes.
-    async fn of(cp: &Checkpoint) -> Digest {
+    /// The digest of `cp`, yielding to the browser between passes; None once `wanted()` turns
+    /// false (a newer open began).
+    async fn of(cp: &Checkpoint, wanted: impl Fn() -> bool) -> Option<Digest> {
         let summary = summarize(cp);
         yield_now().await;
+        if !wanted() {
+            return None;
+        }
         let kind = kind(cp);
         let kind_detail = describe(cp, kind);
         yield_now().await;
+        if !wanted() {
+            return None;
+        }
         let params = Arc::new(logical_params(cp));
         yield_now().await;
-        Digest { summary, kind, kind_detail, params }
+        wanted().then_some(Digest { summary, kind, kind_detail, params })
     }
 }
 
@@ -134,6 +141,8 @@ pub struct AppState {
     open_cancel: StoredValue<Cancel, LocalStorage>,
     /// Counts opens: the result of an open that is no longer the newest is dropped.
     generation: StoredValue<u64>,
+    /// The open whose checkpoint is shown.
+    shown: StoredValue<u64>,
 }
 
 impl AppState {
@@ -154,6 +163,7 @@ impl AppState {
             vs_sources: StoredValue::new_local(Vec::new()),
             open_cancel: StoredValue::new_local(Cancel::new()),
             generation: StoredValue::new(0),
+            shown: StoredValue::new(0),
         }
     }
 
@@ -192,10 +202,8 @@ impl AppState {
         label: String,
         transferred: Option<(u64, u64)>,
     ) {
-        let digest = Digest::of(&cp).await;
-        if !self.is_current(generation) {
-            return;
-        }
+        let Some(digest) = Digest::of(&cp, || self.is_current(generation)).await else { return };
+        self.shown.set_value(generation);
         self.transferred.set(transferred);
         self.sources.set_value(sources);
         self.selected.set(None);
@@ -214,6 +222,7 @@ impl AppState {
 
     fn open_now(self, mut inputs: Vec<Input>, label: String, cancel: Cancel, generation: u64) {
         if inputs.is_empty() {
+            self.loading.set(None);
             self.error.set(Some("nothing to open: no files were given".into()));
             return;
         }
@@ -247,19 +256,18 @@ impl AppState {
         let (cancel, generation) = self.start_open();
         let urls: Vec<String> = urls.into_iter().map(|u| u.trim().to_owned()).filter(|u| !u.is_empty()).collect();
         if urls.is_empty() {
+            self.loading.set(None);
             self.error.set(Some("nothing to open: no URL was given".into()));
             return;
         }
         // While the headers are read, the bytes go to the progress line (at most every 100 ms:
-        // a DOM update per response slowed a 500-shard open); once open, to the transferred line.
+        // a DOM update per response slowed a 500-shard open); once shown, to the transferred
+        // line, as long as this checkpoint is the one shown.
         let last_shown = std::cell::Cell::new(f64::NEG_INFINITY);
         let meter = Meter::new(move |bytes, requests| {
-            if !self.is_current(generation) {
-                return;
-            }
-            if self.loading.with_untracked(Option::is_none) {
+            if self.shown.get_value() == generation {
                 self.transferred.set(Some((bytes, requests)));
-            } else if crate::io::driver::now_ms() - last_shown.get() >= 100.0 {
+            } else if self.is_current(generation) && crate::io::driver::now_ms() - last_shown.get() >= 100.0 {
                 last_shown.set(crate::io::driver::now_ms());
                 self.loading.update(|p| {
                     if let Some(p) = p {

@@ -12,11 +12,14 @@ pub struct ReadOpts {
     pub chunk: u64,
     /// Upper bound on a job's read-ahead.
     pub max_read_ahead: u64,
+    /// Largest piece of a read handed to the job at once: a browser's main thread reads big
+    /// and feeds small, yielding between pieces (a feed is parsed in one step).
+    pub max_feed: u64,
 }
 
 impl Default for ReadOpts {
     fn default() -> Self {
-        ReadOpts { chunk: crate::step::CHUNK_BYTES, max_read_ahead: 8 << 20 }
+        ReadOpts { chunk: crate::step::CHUNK_BYTES, max_read_ahead: 8 << 20, max_feed: u64::MAX }
     }
 }
 
@@ -62,7 +65,8 @@ impl std::error::Error for RunError {}
 pub enum Poll<T> {
     /// Read exactly these bytes of this file and hand them to [`Runner::fill`].
     Read(usize, ByteRange),
-    /// Bytes were fed: a good moment to report progress, yield or cancel; then poll again.
+    /// Bytes were fed (a need's part, when [`ReadOpts::max_feed`] cuts it): a good moment to
+    /// report progress, yield or cancel; then poll again.
     Fed,
     Done(T),
 }
@@ -131,7 +135,8 @@ impl<J: Job> Runner<J> {
             let end = start + bytes.len() as u64;
             if *file == need.file && *start <= need.range.start && need.range.start < end {
                 let from = (need.range.start - start) as usize; // < bytes.len(), a usize
-                let to = need.range.end.min(end) - start;
+                let to =
+                    need.range.end.min(end).min(need.range.start.saturating_add(self.opts.max_feed.max(1))) - start;
                 self.job.feed(need.file, need.range.start, &bytes[from..to as usize]).map_err(RunError::Feed)?;
                 self.pending = None;
                 return Ok(Poll::Fed);
@@ -279,6 +284,31 @@ mod tests {
                 assert!(reads <= 99_999 / 4096 + 2, "read-ahead serves later needs: {reads} reads");
             }
         }
+    }
+
+    /// Reads as big as the need, fed to the job at most `max_feed` bytes at a time.
+    #[test]
+    fn big_reads_are_fed_in_pieces() {
+        let file = data(100_000);
+        let job = Collect { want: ByteRange::new(10, 90_010), step: 1 << 30, ahead: 0, got: vec![] };
+        let opts = ReadOpts { chunk: 1 << 20, max_feed: 4096, ..ReadOpts::default() };
+        let mut r = Runner::with_opts(job, vec![0, file.len() as u64], opts);
+        let (mut reads, mut feeds) = (0, 0);
+        let out = loop {
+            match r.poll().unwrap() {
+                Poll::Read(f, range) => {
+                    reads += 1;
+                    r.fill(f, range, file[range.start as usize..range.end as usize].to_vec()).unwrap();
+                }
+                Poll::Fed => {
+                    feeds += 1;
+                    assert!(r.job().got.len() <= feeds * 4096, "no piece over max_feed");
+                }
+                Poll::Done(out) => break out,
+            }
+        };
+        assert_eq!(out, &file[10..90_010]);
+        assert_eq!((reads, feeds), (1, 90_000usize.div_ceil(4096)));
     }
 
     #[test]
