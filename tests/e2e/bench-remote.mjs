@@ -7,26 +7,12 @@
 //   bash scripts/build-web.sh && node tests/e2e/bench-remote.mjs [shards=500] [--delay=50] [--profile]
 import { serveDist, launch } from './helpers.mjs';
 import { startServer } from './server.mjs';
-import { Viewer, shardSet, tempDir, startProfile, printProfile } from './viewer.mjs';
+import { Viewer, serverView, shardSet, tempDir, startProfile, printProfile } from './viewer.mjs';
 
 const args = process.argv.slice(2);
 const profile = args.includes('--profile');
 const shards = Number(args.find((a) => !a.startsWith('--')) ?? 500);
 const delay = Number(args.find((a) => a.startsWith('--delay='))?.slice(8) ?? 50);
-
-/** Requests in flight on average over the server's busy span, and its idle milliseconds. */
-function serverView(requests) {
-  const byTime = [...requests].sort((a, b) => a.at - b.at);
-  const span = Math.max(...byTime.map((r) => r.sent)) - byTime[0].at;
-  let idle = 0;
-  let busyUntil = byTime[0].at;
-  for (const r of byTime) {
-    if (r.at > busyUntil) idle += r.at - busyUntil;
-    busyUntil = Math.max(busyUntil, r.sent);
-  }
-  const held = byTime.reduce((s, r) => s + (r.sent - r.at), 0);
-  return { span_ms: span, idle_ms: idle, in_flight: Number((held / span).toFixed(2)) };
-}
 
 const tmp = tempDir();
 const srv = await serveDist();

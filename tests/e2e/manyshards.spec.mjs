@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from './server.mjs';
-import { Viewer, session, shardSet, tempDir } from './viewer.mjs';
+import { Viewer, serverView, session, shardSet, tempDir } from './viewer.mjs';
 
 const s = session();
 const tmp = tempDir();
@@ -51,18 +51,10 @@ test('500 remote shards open six at a time, one request each, fetching only thei
   const requests = files.requests.length;
   // On the server's clock: from the index's arrival to the last response, and the idle gaps
   // (no request in flight) between them, which are the page's own time.
-  const byTime = [...files.requests].sort((a, b) => a.at - b.at);
-  const span = Math.max(...byTime.map((r) => r.sent)) - byTime[0].at;
-  let idle = 0;
-  let busyUntil = byTime[0].at;
-  for (const r of byTime) {
-    if (r.at > busyUntil) idle += r.at - busyUntil;
-    busyUntil = Math.max(busyUntil, r.sent);
-  }
-  const held = byTime.reduce((s, r) => s + (r.sent - r.at), 0);
+  const seen = serverView(files.requests);
   console.log(
-    `# on the server: ${span} ms from the index to the last response, ${idle} ms with nothing in flight, ` +
-      `${(held / span).toFixed(1)} requests in flight on average`,
+    `# on the server: ${seen.span_ms} ms from the index to the last response, ${seen.idle_ms} ms with nothing in flight, ` +
+      `${seen.in_flight.toFixed(1)} requests in flight on average`,
   );
   console.log(
     `# ${SHARDS} shards + index over 50 ms/response: ${ms} ms (${(ms / 50).toFixed(0)} round trips of 50 ms; ` +

@@ -229,3 +229,19 @@ export function shardSet(dir, shards, perShard) {
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ model_type: 'qwen3_moe', num_hidden_layers: shards }));
   return { headerBytes, indexBytes: Buffer.byteLength(index) };
 }
+
+/** A test server's request log as the server saw it: from the first arrival to the last
+ *  response (`span_ms`), the time with nothing in flight (`idle_ms`), and the requests in
+ *  flight on average over the span. */
+export function serverView(requests) {
+  const byTime = [...requests].sort((a, b) => a.at - b.at);
+  const span = Math.max(...byTime.map((r) => r.sent)) - byTime[0].at;
+  let idle = 0;
+  let busyUntil = byTime[0].at;
+  for (const r of byTime) {
+    if (r.at > busyUntil) idle += r.at - busyUntil;
+    busyUntil = Math.max(busyUntil, r.sent);
+  }
+  const held = byTime.reduce((s, r) => s + (r.sent - r.at), 0);
+  return { span_ms: span, idle_ms: idle, in_flight: Number((held / span).toFixed(2)) };
+}
