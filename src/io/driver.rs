@@ -15,7 +15,7 @@ use crate::engine::job::{Job, Poll, ReadOpts, RunError, Runner};
 pub const SLICE_MS: f64 = 10.0;
 
 /// Largest read over HTTP: each read is a request and a round trip (a 60 MB index is read in
-/// four, not sixty).
+/// five, its 8 MiB probe and four more, not sixty).
 pub const REMOTE_CHUNK_BYTES: u64 = 16 << 20;
 
 /// Largest piece of a read fed at once on the page's main thread, where a fed piece is parsed

@@ -19,7 +19,6 @@ use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit
 use super::blob::js_error;
 use crate::engine::range::ByteRange;
 use crate::engine::remote::{check_range_response, Pin, RangeError, RangeHeaders};
-use crate::engine::shard_probe::PROBE_BYTES;
 
 /// Counts bytes transferred over a set of sources and tells a listener.
 #[derive(Clone, Default)]
@@ -68,15 +67,10 @@ pub struct HttpSource {
 }
 
 impl HttpSource {
-    /// Probe `url` with a first range request: learns the size, the URL after redirects and the
-    /// validators, and keeps the first bytes.
-    pub async fn open(url: &str, meter: &Meter) -> Result<HttpSource, String> {
-        HttpSource::open_with(url, meter, PROBE_BYTES).await
-    }
-
-    /// [`HttpSource::open`] with a first request of `probe` bytes (a shard set whose header size
-    /// is known from a first shard reads each header in one request).
-    pub async fn open_with(url: &str, meter: &Meter, probe: u64) -> Result<HttpSource, String> {
+    /// Probe `url` with a first range request of `probe` bytes (sized by
+    /// [`crate::engine::shard_probe`]): learns the size, the URL after redirects and the
+    /// validators, and keeps the bytes.
+    pub async fn open(url: &str, meter: &Meter, probe: u64) -> Result<HttpSource, String> {
         let got = fetch_range(url, 0, probe.max(1) - 1, None, meter).await?;
         Ok(HttpSource {
             url: url.to_owned(),

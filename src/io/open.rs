@@ -108,7 +108,7 @@ async fn open_remote(
             }
             let (name, url) = files[i].clone();
             let probe = probes.borrow().probe(i);
-            let http = HttpSource::open_with(&url, &meter, probe).await.map_err(RunError::Read)?;
+            let http = HttpSource::open(&url, &meter, probe).await.map_err(RunError::Read)?;
             let decoder = OnFile { file: 0, decoder: FileDecoder::new(&name, http.len()) };
             let parsed = run(decoder, &[http.clone().into()], &cancel, |_| {}).await?;
             let src: Source = http.without_head().into();

@@ -263,12 +263,12 @@ impl AppState {
         // While the headers are read, the bytes go to the progress line (at most every 100 ms:
         // a DOM update per response slowed a 500-shard open); once shown, to the transferred
         // line, as long as this checkpoint is the one shown.
-        let last_shown = std::cell::Cell::new(f64::NEG_INFINITY);
+        let last_progress = std::cell::Cell::new(f64::NEG_INFINITY);
         let meter = Meter::new(move |bytes, requests| {
             if self.shown.get_value() == generation {
                 self.transferred.set(Some((bytes, requests)));
-            } else if self.is_current(generation) && crate::io::driver::now_ms() - last_shown.get() >= 100.0 {
-                last_shown.set(crate::io::driver::now_ms());
+            } else if self.is_current(generation) && crate::io::driver::now_ms() - last_progress.get() >= 100.0 {
+                last_progress.set(crate::io::driver::now_ms());
                 self.loading.update(|p| {
                     if let Some(p) = p {
                         p.bytes_read = bytes;
