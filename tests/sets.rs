@@ -200,6 +200,9 @@ fn viewer_rows_filter_sort_and_group() {
     assert_eq!(names(&rows(&cp, "", Column::Params, true))[0], "blk.2.ffn_up.weight");
     assert_eq!(names(&rows(&cp, "", Column::Params, false))[0], "token_embd.weight");
     assert_eq!(names(&rows(&cp, "WEIGHT", Column::Dtype, true)).len(), 4, "search ignores ASCII case");
+    assert_eq!(rows(&cp, "", Column::Index, false), [0, 1, 2, 3], "file order");
+    assert_eq!(rows(&cp, "", Column::Index, true), [3, 2, 1, 0]);
+    assert_eq!(rows(&cp, "ffn", Column::Index, true), [1, 0]);
     let groups = group_by_layer(&cp, &rows(&cp, "", Column::Index, false));
     assert_eq!(groups.iter().map(|g| g.layer).collect::<Vec<_>>(), [Some(2), Some(10), None]);
     assert_eq!((groups[0].params, groups[0].bytes), (80, 320));

@@ -8,6 +8,7 @@ pub mod config;
 pub mod decode;
 pub mod diff;
 pub mod diff_report;
+pub mod digest;
 pub mod dupes;
 pub mod estimate;
 pub mod findings;

@@ -39,98 +39,147 @@ pub fn base_name(path: &str) -> &str {
 /// One model from the files given, in any order. Each of the checkpoint's files records its
 /// position in `given` ([`FileInfo::given`]), so byte sources stay aligned by index.
 pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
-    let mut findings = Vec::new();
-    let mut st = Vec::new();
-    let mut gg = Vec::new();
-    let mut indexes = Vec::new();
-    let mut configs = Vec::new();
-    let mut pickles = Vec::new();
-    for (i, (mut info, parsed)) in given.into_iter().enumerate() {
-        info.given = i;
-        match parsed {
-            Parsed::Safetensors(h) => st.push((info, h)),
-            Parsed::Gguf(h) => gg.push((info, h)),
-            Parsed::Index(i) => indexes.push((info, i)),
-            Parsed::Config(ConfigRead::Json(json)) => configs.push(ConfigFile { path: info.path, json }),
-            Parsed::Config(ConfigRead::TooLarge(n)) => findings.push(Finding::warning(
-                config::rules::TOO_LARGE,
-                format!(
-                    "{} is {n} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config, and was not read",
-                    info.path
-                ),
-            )),
-            Parsed::Config(ConfigRead::NotJson(why)) => {
-                findings.push(Finding::warning(config::rules::NOT_JSON, format!("{} was not used: {why}", info.path)))
+    Assembling::new(given).finish()
+}
+
+/// [`assemble`] in pieces: [`Assembling::step`] turns a safetensors set's header entries into
+/// tensors a piece at a time (at 500k tensors the whole takes about 80 ms in the browser's
+/// size-optimised build), and [`Assembling::finish`] checks the set as a whole.
+pub struct Assembling {
+    findings: Vec<Finding>,
+    configs: Vec<ConfigFile>,
+    /// An index's `metadata.total_parameters`, and the index's path.
+    claimed: Option<(String, u64)>,
+    set: Set,
+}
+
+/// The files a checkpoint is made of.
+enum Set {
+    Pickle(Vec<(FileInfo, super::pickle::PickleRead)>),
+    Gguf(Vec<(FileInfo, gguf::Header)>),
+    Safetensors(Box<SafetensorsSet>),
+    Nothing,
+}
+
+impl Assembling {
+    pub fn new(given: Vec<(FileInfo, Parsed)>) -> Self {
+        let mut findings = Vec::new();
+        let mut st = Vec::new();
+        let mut gg = Vec::new();
+        let mut indexes = Vec::new();
+        let mut configs = Vec::new();
+        let mut pickles = Vec::new();
+        for (i, (mut info, parsed)) in given.into_iter().enumerate() {
+            info.given = i;
+            match parsed {
+                Parsed::Safetensors(h) => st.push((info, h)),
+                Parsed::Gguf(h) => gg.push((info, h)),
+                Parsed::Index(i) => indexes.push((info, i)),
+                Parsed::Config(ConfigRead::Json(json)) => configs.push(ConfigFile { path: info.path, json }),
+                Parsed::Config(ConfigRead::TooLarge(n)) => findings.push(Finding::warning(
+                    config::rules::TOO_LARGE,
+                    format!(
+                        "{} is {n} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config, and was not read",
+                        info.path
+                    ),
+                )),
+                Parsed::Config(ConfigRead::NotJson(why)) => findings
+                    .push(Finding::warning(config::rules::NOT_JSON, format!("{} was not used: {why}", info.path))),
+                Parsed::Pickle(read) => pickles.push((info, read)),
+                Parsed::Other => findings.push(Finding::info(
+                    rules::IGNORED_FILE,
+                    format!("{} is not a checkpoint file and was ignored", info.path),
+                )),
             }
-            Parsed::Pickle(read) => pickles.push((info, read)),
-            Parsed::Other => findings.push(Finding::info(
-                rules::IGNORED_FILE,
-                format!("{} is not a checkpoint file and was ignored", info.path),
-            )),
         }
-    }
-    let use_gguf = gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
-    if !st.is_empty() && !gg.is_empty() {
-        let (kept, dropped) = if use_gguf { ("GGUF", st.len()) } else { ("safetensors", gg.len()) };
-        findings.push(Finding::error(
-            rules::MIXED_FORMATS,
-            format!("files of both formats were given; showing the {kept} files and ignoring {dropped} others"),
-        ));
-    }
-    let claimed = if use_gguf {
-        None
-    } else {
-        indexes.iter().find_map(|(info, ix)| Some((info.path.clone(), ix.total_parameters?)))
-    };
-    if !pickles.is_empty() && (!st.is_empty() || !gg.is_empty()) {
-        for (info, _) in &pickles {
-            findings.push(Finding::info(
-                rules::PICKLE_NOT_LOADED,
-                format!("{} is a pickle checkpoint; the safetensors or GGUF files given with it are shown", info.path),
+        let use_gguf = gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
+        if !st.is_empty() && !gg.is_empty() {
+            let (kept, dropped) = if use_gguf { ("GGUF", st.len()) } else { ("safetensors", gg.len()) };
+            findings.push(Finding::error(
+                rules::MIXED_FORMATS,
+                format!("files of both formats were given; showing the {kept} files and ignoring {dropped} others"),
             ));
         }
-        pickles.clear();
-    }
-    let mut cp = if !pickles.is_empty() {
-        for (info, _) in &indexes {
-            findings.push(Finding::info(rules::IGNORED_FILE, format!("{} is an index and was ignored", info.path)));
+        let claimed = if use_gguf {
+            None
+        } else {
+            indexes.iter().find_map(|(info, ix)| Some((info.path.clone(), ix.total_parameters?)))
+        };
+        if !pickles.is_empty() && (!st.is_empty() || !gg.is_empty()) {
+            for (info, _) in &pickles {
+                findings.push(Finding::info(
+                    rules::PICKLE_NOT_LOADED,
+                    format!(
+                        "{} is a pickle checkpoint; the safetensors or GGUF files given with it are shown",
+                        info.path
+                    ),
+                ));
+            }
+            pickles.clear();
         }
-        super::pickle::assemble::pickle_set(pickles)
-    } else if use_gguf {
-        for (info, _) in &indexes {
-            findings.push(Finding::info(
-                rules::IGNORED_FILE,
-                format!("{} is a safetensors index and was ignored", info.path),
+        let set = if !pickles.is_empty() {
+            for (info, _) in &indexes {
+                findings.push(Finding::info(rules::IGNORED_FILE, format!("{} is an index and was ignored", info.path)));
+            }
+            Set::Pickle(pickles)
+        } else if use_gguf {
+            for (info, _) in &indexes {
+                findings.push(Finding::info(
+                    rules::IGNORED_FILE,
+                    format!("{} is a safetensors index and was ignored", info.path),
+                ));
+            }
+            Set::Gguf(gg)
+        } else if !st.is_empty() || !indexes.is_empty() {
+            Set::Safetensors(Box::new(SafetensorsSet::new(st, indexes)))
+        } else {
+            findings.push(Finding::error(
+                rules::NO_CHECKPOINT,
+                "no safetensors, GGUF or pickle checkpoint among the files given",
             ));
-        }
-        gguf_set(gg)
-    } else if !st.is_empty() || !indexes.is_empty() {
-        safetensors_set(st, indexes)
-    } else {
-        findings.push(Finding::error(
-            rules::NO_CHECKPOINT,
-            "no safetensors, GGUF or pickle checkpoint among the files given",
-        ));
-        Checkpoint::empty(Format::Safetensors)
-    };
-    findings.append(&mut cp.findings);
-    cp.findings = findings;
-    configs.sort_by(|a, b| a.path.cmp(&b.path));
-    cp.configs = configs;
-    let templates = super::template::findings(&cp);
-    cp.findings.extend(templates);
-    if let Some((path, claimed)) = claimed {
-        let complete = !cp.findings.iter().any(|f| f.code == rules::MISSING_SHARD);
-        let counted = super::summary::summarize(&cp).all.params;
-        // Within 1%: tied or buffer tensors may be counted once more or less by the writer.
-        if complete && claimed.abs_diff(counted) as f64 > 0.01 * counted.max(claimed) as f64 {
-            cp.findings.push(Finding::warning(
-                rules::PARAMETER_COUNT_MISMATCH,
-                format!("{path} claims metadata.total_parameters {claimed} but the tensors hold {counted} parameters"),
-            ));
+            Set::Nothing
+        };
+        configs.sort_by(|a, b| a.path.cmp(&b.path));
+        Assembling { findings, configs, claimed, set }
+    }
+
+    /// Take in up to `n` more tensors; true once every one is.
+    pub fn step(&mut self, n: usize) -> bool {
+        match &mut self.set {
+            Set::Safetensors(s) => s.step(n),
+            Set::Pickle(_) | Set::Gguf(_) | Set::Nothing => true,
         }
     }
-    cp
+
+    /// The checkpoint; tensors not yet taken in are taken in first.
+    pub fn finish(self) -> Checkpoint {
+        let Assembling { mut findings, configs, claimed, set } = self;
+        let mut cp = match set {
+            Set::Pickle(pickles) => super::pickle::assemble::pickle_set(pickles),
+            Set::Gguf(gg) => gguf_set(gg),
+            Set::Safetensors(s) => s.finish(),
+            Set::Nothing => Checkpoint::empty(Format::Safetensors),
+        };
+        findings.append(&mut cp.findings);
+        cp.findings = findings;
+        cp.configs = configs;
+        let templates = super::template::findings(&cp);
+        cp.findings.extend(templates);
+        if let Some((path, claimed)) = claimed {
+            let complete = !cp.findings.iter().any(|f| f.code == rules::MISSING_SHARD);
+            let counted = super::summary::summarize(&cp).all.params;
+            // Within 1%: tied or buffer tensors may be counted once more or less by the writer.
+            if complete && claimed.abs_diff(counted) as f64 > 0.01 * counted.max(claimed) as f64 {
+                cp.findings.push(Finding::warning(
+                    rules::PARAMETER_COUNT_MISMATCH,
+                    format!(
+                        "{path} claims metadata.total_parameters {claimed} but the tensors hold {counted} parameters"
+                    ),
+                ));
+            }
+        }
+        cp
+    }
 }
 
 /// A set's metadata: each key once, from the first file holding it, with that file's index.
@@ -169,59 +218,102 @@ impl Metadata {
     }
 }
 
-fn safetensors_set(
-    mut files: Vec<(FileInfo, safetensors::Header)>,
-    mut indexes: Vec<(FileInfo, safetensors::Index)>,
-) -> Checkpoint {
-    files.sort_by(|a, b| base_name(&a.0.path).cmp(base_name(&b.0.path)));
-    let mut findings = Vec::new();
-    let mut meta = Metadata::new(files.len());
-    let mut tensors = Vec::new();
-    let mut infos = Vec::new();
-    for (i, (info, h)) in files.into_iter().enumerate() {
-        let data_start = h.data_start();
-        meta.add(i, h.metadata.into_iter().map(|(k, v)| (k, MetaValue::Text(v))));
-        tensors.reserve(h.tensors.len());
-        for t in h.tensors {
-            let dtype = match t.dtype {
-                Ok(d) => Dtype::Safetensors(d),
-                Err(s) => Dtype::Unknown(s),
-            };
-            let offset = data_start.checked_add(t.begin);
-            let nbytes = t.end.saturating_sub(t.begin);
-            let data = match offset {
-                Some(o) if t.end >= t.begin => Extent::check(&dtype, &t.shape, o, nbytes, info.size),
-                Some(_) => Err(Lost::Inverted),
-                None => Err(Lost::PastEnd { end: None, file_len: info.size }),
-            };
-            tensors.push(Tensor { name: t.name, dtype, shape: t.shape, file: i, offset, nbytes, data });
-        }
-        findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));
-        infos.push(info);
-    }
-    duplicate_names(&tensors, &infos, &mut findings);
-    if indexes.len() > 1 {
-        for (info, _) in indexes.drain(1..) {
-            findings
-                .push(Finding::warning(rules::EXTRA_INDEX, format!("{} is a second index and was ignored", info.path)));
+/// A safetensors set (shards and their index) being assembled, a file at a time.
+struct SafetensorsSet {
+    /// Files not yet begun, in order of their names.
+    files: std::vec::IntoIter<(FileInfo, safetensors::Header)>,
+    /// The file being taken in: its index, data offset and length, and its entries left.
+    current: Option<(usize, u64, u64, std::vec::IntoIter<safetensors::TensorEntry>)>,
+    indexes: Vec<(FileInfo, safetensors::Index)>,
+    meta: Metadata,
+    tensors: Vec<Tensor>,
+    infos: Vec<FileInfo>,
+    findings: Vec<Finding>,
+}
+
+impl SafetensorsSet {
+    fn new(mut files: Vec<(FileInfo, safetensors::Header)>, indexes: Vec<(FileInfo, safetensors::Index)>) -> Self {
+        files.sort_by(|a, b| base_name(&a.0.path).cmp(base_name(&b.0.path)));
+        SafetensorsSet {
+            meta: Metadata::new(files.len()),
+            files: files.into_iter(),
+            current: None,
+            indexes,
+            tensors: Vec::new(),
+            infos: Vec::new(),
+            findings: Vec::new(),
         }
     }
-    match indexes.pop() {
-        Some((info, index)) => check_index(&info, index, &tensors, &infos, &mut findings),
-        None => check_shard_names(&infos, &mut findings),
+
+    fn step(&mut self, n: usize) -> bool {
+        let mut left = n;
+        loop {
+            if let Some((file, data_start, file_len, entries)) = &mut self.current {
+                for t in entries.by_ref().take(left) {
+                    self.tensors.push(tensor(t, *file, *data_start, *file_len));
+                    left -= 1;
+                }
+                if entries.len() > 0 {
+                    return false;
+                }
+                self.current = None;
+            }
+            let Some((info, h)) = self.files.next() else { return true };
+            let i = self.infos.len();
+            self.meta.add(i, h.metadata.into_iter().map(|(k, v)| (k, MetaValue::Text(v))));
+            self.tensors.reserve(h.tensors.len());
+            self.findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));
+            self.current = Some((i, h.header_len.saturating_add(8), info.size, h.tensors.into_iter()));
+            self.infos.push(info);
+        }
     }
-    let big_endian = vec![false; infos.len()];
-    let Metadata { metadata, meta_file, .. } = meta;
-    Checkpoint {
-        format: Format::Safetensors,
-        files: infos,
-        metadata,
-        meta_file,
-        big_endian,
-        tensors,
-        findings,
-        ..Checkpoint::empty(Format::Safetensors)
+
+    fn finish(mut self) -> Checkpoint {
+        self.step(usize::MAX);
+        let SafetensorsSet { mut indexes, meta, tensors, infos, mut findings, .. } = self;
+        duplicate_names(&tensors, &infos, &mut findings);
+        if indexes.len() > 1 {
+            for (info, _) in indexes.drain(1..) {
+                findings.push(Finding::warning(
+                    rules::EXTRA_INDEX,
+                    format!("{} is a second index and was ignored", info.path),
+                ));
+            }
+        }
+        match indexes.pop() {
+            Some((info, index)) => check_index(&info, index, &tensors, &infos, &mut findings),
+            None => check_shard_names(&infos, &mut findings),
+        }
+        let big_endian = vec![false; infos.len()];
+        let Metadata { metadata, meta_file, .. } = meta;
+        Checkpoint {
+            format: Format::Safetensors,
+            files: infos,
+            metadata,
+            meta_file,
+            big_endian,
+            tensors,
+            findings,
+            ..Checkpoint::empty(Format::Safetensors)
+        }
     }
+}
+
+/// Header entry `t` of file `file`, whose data section starts at `data_start`, in a file of
+/// `file_len` bytes.
+fn tensor(t: safetensors::TensorEntry, file: usize, data_start: u64, file_len: u64) -> Tensor {
+    let dtype = match t.dtype {
+        Ok(d) => Dtype::Safetensors(d),
+        Err(s) => Dtype::Unknown(s),
+    };
+    let offset = data_start.checked_add(t.begin);
+    let nbytes = t.end.saturating_sub(t.begin);
+    let data = match offset {
+        Some(o) if t.end >= t.begin => Extent::check(&dtype, &t.shape, o, nbytes, file_len),
+        Some(_) => Err(Lost::Inverted),
+        None => Err(Lost::PastEnd { end: None, file_len }),
+    };
+    Tensor { name: t.name, dtype, shape: t.shape, file, offset, nbytes, data }
 }
 
 /// A tensor name used in two files (each file's own duplicates are its header's findings).

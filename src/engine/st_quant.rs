@@ -89,9 +89,13 @@ const OVERHEAD: [&str; 24] = [
 /// The role of every tensor of `cp`, in order. Plain checkpoints (and every GGUF, whose blocks
 /// carry their own scales) are all [`Role::Plain`].
 pub fn roles(cp: &Checkpoint) -> Vec<Role> {
-    let plain = || vec![Role::Plain; cp.tensors.len()];
+    quant_roles(cp).unwrap_or_else(|| vec![Role::Plain; cp.tensors.len()])
+}
+
+/// [`roles`], or `None` when every tensor is plain (no list is built then).
+pub fn quant_roles(cp: &Checkpoint) -> Option<Vec<Role>> {
     if cp.format == Format::Gguf {
-        return plain();
+        return None;
     }
     let declared = declared(cp);
     // A cheap look first: plain checkpoints (most, and the 500k-tensor ones) stop here.
@@ -111,7 +115,7 @@ pub fn roles(cp: &Checkpoint) -> Vec<Role> {
             }
         });
     if !quantized {
-        return plain();
+        return None;
     }
     let names: HashSet<&str> = cp.tensors.iter().map(|t| t.name.as_str()).collect();
     let has = |n: String| names.contains(n.as_str());
@@ -207,7 +211,7 @@ pub fn roles(cp: &Checkpoint) -> Vec<Role> {
             label.clone_from(l);
         }
     }
-    out
+    Some(out)
 }
 
 /// The layer a packed weight or its overhead belongs to: `a.b` for `a.b.qweight`,
@@ -227,15 +231,17 @@ fn module(name: &str) -> &str {
 /// Each tensor's logical parameters: its elements, the weights a packed tensor holds, 0 for
 /// scales and other overhead.
 pub fn logical_params(cp: &Checkpoint) -> Vec<u64> {
-    cp.tensors
-        .iter()
-        .zip(roles(cp))
-        .map(|(t, r)| match r {
-            Role::Plain => t.elems().unwrap_or(0),
-            Role::Weight { params, .. } => params,
-            Role::Overhead { .. } => 0,
-        })
-        .collect()
+    let roles = quant_roles(cp);
+    cp.tensors.iter().enumerate().map(|(i, t)| params(t, roles.as_ref().map(|r| &r[i]))).collect()
+}
+
+/// The logical parameters of `t` in `role` (`None`: plain).
+pub fn params(t: &Tensor, role: Option<&Role>) -> u64 {
+    match role {
+        None | Some(Role::Plain) => t.elems().unwrap_or(0),
+        Some(Role::Weight { params, .. }) => *params,
+        Some(Role::Overhead { .. }) => 0,
+    }
 }
 
 /// A packed tensor of `bits`-bit weights: its bytes hold `bytes × 8 / bits` of them.
@@ -285,7 +291,7 @@ pub fn scaled_values(cp: &Checkpoint, i: usize) -> Option<Result<Scaled, String>
             scheme: "NVFP4 × its .scale tensor",
         }));
     }
-    let role = roles(cp).swap_remove(i);
+    let role = quant_roles(cp)?.swap_remove(i);
     let Role::Weight { label, .. } = role else { return None };
     let n = t.name.as_str();
     let st = |d: St| Dtype::Safetensors(d);

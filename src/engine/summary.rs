@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Checkpoint, Dtype};
-use super::st_quant::{roles, Role};
+use super::model::{Checkpoint, Dtype, Tensor};
+use super::st_quant::{params, quant_roles, Role};
 
 /// Totals for one group of tensors.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -67,42 +67,64 @@ fn by_key<'a, 'l>(list: &'l mut Vec<(&'a Dtype, Totals)>, key: &'a Dtype) -> &'l
 
 /// Sum up `cp`'s tensors. Element counts that overflow count as 0 (they are findings already).
 pub fn summarize(cp: &Checkpoint) -> Summary {
-    let mut all = Totals::default();
+    let roles = quant_roles(cp);
+    let mut tally = Tally::default();
+    for (i, t) in cp.tensors.iter().enumerate() {
+        let role = roles.as_ref().map(|r| &r[i]);
+        tally.add(t, params(t, role), role);
+    }
+    tally.finish()
+}
+
+/// A [`Summary`] gathered a tensor at a time.
+#[derive(Default)]
+pub struct Tally<'a> {
+    all: Totals,
     // Few distinct dtypes and schemes, many tensors: short lists, searched from the last hit.
-    let mut per: Vec<(&Dtype, Totals)> = Vec::new();
-    let mut schemes: BTreeMap<String, Totals> = BTreeMap::new();
-    let mut plain: Vec<(&Dtype, Totals)> = Vec::new();
-    let mut overhead_bytes = 0u64;
-    for (t, role) in cp.tensors.iter().zip(roles(cp)) {
-        let (params, scheme) = match role {
-            Role::Plain => (t.elems().unwrap_or(0), None),
-            Role::Weight { params, label } => (params, Some(label)),
-            Role::Overhead { label } => {
-                overhead_bytes = overhead_bytes.saturating_add(t.nbytes);
-                (0, Some(label))
+    per: Vec<(&'a Dtype, Totals)>,
+    schemes: BTreeMap<String, Totals>,
+    plain: Vec<(&'a Dtype, Totals)>,
+    overhead_bytes: u64,
+}
+
+impl<'a> Tally<'a> {
+    /// Count `t`, holding `params` logical parameters, in its `role` (`None`: plain).
+    pub fn add(&mut self, t: &'a Tensor, params: u64, role: Option<&Role>) {
+        let scheme = match role {
+            None | Some(Role::Plain) => None,
+            Some(Role::Weight { label, .. }) => Some(label),
+            Some(Role::Overhead { label }) => {
+                self.overhead_bytes = self.overhead_bytes.saturating_add(t.nbytes);
+                Some(label)
             }
         };
-        all.add(params, t.nbytes);
-        by_key(&mut per, &t.dtype).add(params, t.nbytes);
+        self.all.add(params, t.nbytes);
+        by_key(&mut self.per, &t.dtype).add(params, t.nbytes);
         match scheme {
-            Some(label) => schemes.entry(label).or_default(),
-            None => by_key(&mut plain, &t.dtype),
+            Some(label) => match self.schemes.get_mut(label) {
+                Some(totals) => totals,
+                None => self.schemes.entry(label.clone()).or_default(),
+            },
+            None => by_key(&mut self.plain, &t.dtype),
         }
         .add(params, t.nbytes);
     }
-    let mut mix: BTreeMap<String, Totals> = schemes;
-    for (d, t) in plain {
-        mix.entry(d.name()).or_default().merge(&t);
+
+    /// The summary of every tensor added.
+    pub fn finish(self) -> Summary {
+        let mut mix: BTreeMap<String, Totals> = self.schemes;
+        for (d, t) in self.plain {
+            mix.entry(d.name()).or_default().merge(&t);
+        }
+        let mut named: BTreeMap<String, Totals> = BTreeMap::new();
+        for (d, t) in self.per {
+            named.entry(d.name()).or_default().merge(&t);
+        }
+        let sorted = |m: BTreeMap<String, Totals>| {
+            let mut m: Vec<(String, Totals)> = m.into_iter().collect();
+            m.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then_with(|| a.0.cmp(&b.0)));
+            m
+        };
+        Summary { all: self.all, by_dtype: sorted(named), quant_mix: sorted(mix), overhead_bytes: self.overhead_bytes }
     }
-    let mut named: BTreeMap<String, Totals> = BTreeMap::new();
-    for (d, t) in per {
-        named.entry(d.name()).or_default().merge(&t);
-    }
-    let sorted = |m: Vec<(String, Totals)>| {
-        let mut m = m;
-        m.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then_with(|| a.0.cmp(&b.0)));
-        m
-    };
-    let by_dtype = sorted(named.into_iter().collect());
-    Summary { all, by_dtype, quant_mix: sorted(mix.into_iter().collect()), overhead_bytes }
 }

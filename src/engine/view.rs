@@ -197,6 +197,12 @@ pub fn narrows(old: &str, new: &str) -> bool {
 /// Every tensor's index, sorted by `column` (ascending unless `desc`); ties keep file order.
 pub fn sorted(cp: &Checkpoint, column: Column, desc: bool) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..cp.tensors.len()).collect();
+    if column == Column::Index {
+        if desc {
+            idx.reverse();
+        }
+        return idx;
+    }
     // Derived keys are computed once, not once per comparison.
     if column == Column::Dtype {
         let names: Vec<String> = cp.tensors.iter().map(|t| t.dtype.name()).collect();
@@ -211,10 +217,9 @@ pub fn sorted(cp: &Checkpoint, column: Column, desc: bool) -> Vec<usize> {
     idx.sort_by(|&a, &b| {
         let (x, y) = (&cp.tensors[a], &cp.tensors[b]);
         let o = match column {
-            Column::Index => a.cmp(&b),
             Column::Name => natural(&x.name, &y.name),
             Column::Shape => x.shape.cmp(&y.shape),
-            Column::Dtype | Column::Params => unreachable!("sorted by precomputed keys above"),
+            Column::Index | Column::Dtype | Column::Params => unreachable!("ordered above"),
             Column::Bytes => x.nbytes.cmp(&y.nbytes),
             Column::Offset => (x.file, x.offset).cmp(&(y.file, y.offset)),
             Column::File => x.file.cmp(&y.file),

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use super::driver::{run, yield_now, Cancel};
+use super::driver::{run, yield_now, Cancel, MAIN_THREAD_TENSORS};
 use super::entries::Input;
 use super::http::{HttpSource, Meter};
 use super::source::Source;
@@ -15,7 +15,7 @@ use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
 use crate::engine::remote::{check_url, join_url, url_file_name};
 use crate::engine::shard_probe::{Expect, ShardProbes, MAX_PROBE_BYTES, PROBE_BYTES};
-use crate::engine::shards::assemble;
+use crate::engine::shards::Assembling;
 use crate::engine::sniff::{sniff, FileKind};
 
 /// How far opening has come.
@@ -26,14 +26,22 @@ pub struct OpenProgress {
     pub bytes_read: u64,
 }
 
-/// [`assemble`] in a task of its own, apart from the last header read before it and the first
-/// render after it (at 500k tensors each is tens of milliseconds); not at all once cancelled.
+/// [`crate::engine::shards::assemble`] in tasks of its own, a piece of the tensors per task,
+/// apart from the last header read before it and the first render after it; not at all once
+/// cancelled.
 async fn assemble_apart(parsed: Vec<(FileInfo, Parsed)>, cancel: &Cancel) -> Result<Checkpoint, RunError> {
-    yield_now().await;
-    if cancel.is_cancelled() {
-        return Err(RunError::Cancelled);
+    let mut assembling = Assembling::new(parsed);
+    loop {
+        yield_now().await;
+        if cancel.is_cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        if assembling.step(MAIN_THREAD_TENSORS) {
+            break;
+        }
     }
-    let cp = assemble(parsed);
+    yield_now().await;
+    let cp = assembling.finish();
     yield_now().await;
     Ok(cp)
 }

@@ -4,14 +4,14 @@
 use leptos::prelude::*;
 
 use crate::engine::config::highlights;
-use crate::engine::estimate::{estimate_as, CacheType};
-use crate::engine::kind::Kind;
+use crate::engine::digest::Digest;
+use crate::engine::estimate::{estimate_from, CacheType};
 use crate::engine::model::Checkpoint;
 use crate::engine::view::human_bytes;
 
-/// The estimate for `cp`, as a table with a row per context length.
+/// The estimate for `cp` (whose digest is `digest`), as a table with a row per context length.
 #[component]
-pub fn EstimateView(cp: std::sync::Arc<Checkpoint>, kind: Kind) -> impl IntoView {
+pub fn EstimateView(cp: std::sync::Arc<Checkpoint>, digest: std::sync::Arc<Digest>) -> impl IntoView {
     // Context lengths the user added, besides the defaults.
     let chosen = RwSignal::new(Vec::<u64>::new());
     let input = RwSignal::new(String::new());
@@ -32,19 +32,18 @@ pub fn EstimateView(cp: std::sync::Arc<Checkpoint>, kind: Kind) -> impl IntoView
             <button data-testid="context-add" on:click=move |_| add()>"Estimate"</button>
         </div>
     };
-    // A task of its own, after the summary has rendered: at 500k tensors the estimate's passes
-    // over the names would lengthen the summary's task.
+    // A task of its own, after the summary has rendered.
     let ready = RwSignal::new(false);
     leptos::task::spawn_local(async move {
         crate::io::driver::yield_now().await;
         ready.set(true);
     });
-    let table = move || ready.get().then(|| estimate_table(&cp, kind, &chosen.get()));
+    let table = move || ready.get().then(|| estimate_table(&cp, &digest, &chosen.get()));
     view! { {table} {picker} }
 }
 
-fn estimate_table(cp: &Checkpoint, kind: Kind, chosen: &[u64]) -> impl IntoView {
-    let e = estimate_as(cp, kind, chosen);
+fn estimate_table(cp: &Checkpoint, digest: &Digest, chosen: &[u64]) -> impl IntoView {
+    let e = estimate_from(&digest.estimate, digest.kind, chosen);
     let config = highlights(&cp.configs)
         .into_iter()
         .map(|(label, text)| {

@@ -5,13 +5,11 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::engine::kind::{describe, kind, Kind};
+use crate::engine::digest::{Digest, Digesting};
 use crate::engine::model::Checkpoint;
-use crate::engine::st_quant::logical_params;
-use crate::engine::summary::{summarize, Summary};
 use crate::engine::viewer::{permalink, permalink_tensor};
 use crate::io::browser;
-use crate::io::driver::yield_now;
+use crate::io::driver::{yield_now, MAIN_THREAD_TENSORS};
 use crate::io::entries::Input;
 use crate::io::open::{open_sources, open_urls, OpenProgress};
 use crate::io::{BlobSource, Cancel, Meter, RunError, Source};
@@ -82,37 +80,23 @@ impl Tab {
     }
 }
 
-/// What the summary shows of the open checkpoint, computed once per open, each pass over the
-/// tensors in a task of its own (at 500k tensors each takes tens of milliseconds).
-#[derive(Debug)]
-pub struct Digest {
-    pub summary: Summary,
-    pub kind: Kind,
-    /// [`crate::engine::kind::describe`] of the kind.
-    pub kind_detail: String,
-    /// Each tensor's [`logical_params`], by tensor index.
-    pub params: Arc<Vec<u64>>,
-}
-
-impl Digest {
-    /// The digest of `cp`, yielding to the browser between passes; None once `wanted()` turns
-    /// false (a newer open began).
-    async fn of(cp: &Checkpoint, wanted: impl Fn() -> bool) -> Option<Digest> {
-        let summary = summarize(cp);
+/// The digest of `cp`, yielding to the browser between pieces; None once `wanted()` turns
+/// false (a newer open began).
+async fn digest_of(cp: &Checkpoint, wanted: impl Fn() -> bool) -> Option<Digest> {
+    let mut d = Digesting::new(cp);
+    loop {
         yield_now().await;
         if !wanted() {
             return None;
         }
-        let kind = kind(cp);
-        let kind_detail = describe(cp, kind);
-        yield_now().await;
-        if !wanted() {
-            return None;
+        if d.step(MAIN_THREAD_TENSORS) {
+            break;
         }
-        let params = Arc::new(logical_params(cp));
-        yield_now().await;
-        wanted().then_some(Digest { summary, kind, kind_detail, params })
     }
+    yield_now().await;
+    let d = d.finish();
+    yield_now().await;
+    wanted().then_some(d)
 }
 
 /// Everything the components share.
@@ -202,7 +186,7 @@ impl AppState {
         label: String,
         transferred: Option<(u64, u64)>,
     ) {
-        let Some(digest) = Digest::of(&cp, || self.is_current(generation)).await else { return };
+        let Some(digest) = digest_of(&cp, || self.is_current(generation)).await else { return };
         self.shown.set_value(generation);
         self.transferred.set(transferred);
         self.sources.set_value(sources);

@@ -125,7 +125,7 @@ pub fn SummaryView() -> impl IntoView {
                 <div class="bars" data-testid="dtype-chart">{bars}</div>
                 {is_adapter.then(|| view! { <super::AdapterView cp=cp.clone() /> })}
                 <super::ImportsView cp=cp.clone() />
-                <super::EstimateView cp=cp.clone() kind=kind />
+                <super::EstimateView cp=cp.clone() digest=digest.clone() />
                 <h2>"Files"</h2>
                 <ul class="files">{files}</ul>
             </section>

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use tensorscope::engine::model::{Checkpoint, FileInfo};
+use tensorscope::engine::model::{Checkpoint, FileInfo, Format};
 use tensorscope::engine::open::{FileDecoder, Parsed};
 use tensorscope::engine::range::ByteRange;
-use tensorscope::engine::shards::assemble;
+use tensorscope::engine::shards::{assemble, Assembling};
 use tensorscope::engine::step::{drive, Decoder, Step};
 
 /// The fixture folder.
@@ -42,13 +42,27 @@ pub fn parse_cut(name: &str, bytes: &[u8], cuts: &[u64]) -> Parsed {
     }
 }
 
-/// Open in-memory files as one checkpoint.
+/// Open in-memory files as one checkpoint, checking that assembling it in pieces (as the
+/// browser does) gives the same checkpoint as at once.
 pub fn open_all(files: &[(&str, &[u8])]) -> Checkpoint {
-    let parsed = files
+    let parsed: Vec<(FileInfo, Parsed)> = files
         .iter()
         .map(|(name, bytes)| (FileInfo::new(name.to_string(), bytes.len() as u64), parse(name, bytes, 1 << 20)))
         .collect();
-    assemble(parsed)
+    let whole = assemble(parsed.clone());
+    for piece in [1, 3] {
+        let mut a = Assembling::new(parsed.clone());
+        let mut steps = 1;
+        while !a.step(piece) {
+            steps += 1;
+        }
+        if whole.format == Format::Safetensors {
+            assert_eq!(steps, whole.tensors.len().div_ceil(piece).max(1), "steps of {piece}");
+        }
+        // Compared as text: a NaN in the metadata equals itself there.
+        assert_eq!(format!("{:?}", a.finish()), format!("{whole:?}"), "assembled in pieces of {piece}");
+    }
+    whole
 }
 
 /// Open one in-memory file.

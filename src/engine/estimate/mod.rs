@@ -12,7 +12,7 @@ pub use gguf_facts::from_gguf;
 pub use hf_facts::from_config;
 
 use crate::kind::Kind;
-use crate::model::{Checkpoint, Format};
+use crate::model::{Checkpoint, Format, Tensor};
 
 /// Context lengths always estimated, besides the model's own.
 pub const CONTEXTS: [u64; 3] = [4096, 8192, 32768];
@@ -120,34 +120,44 @@ impl Estimate {
 /// The facts of `cp`: its GGUF metadata, else its `config.json`, else its attention weights'
 /// shapes.
 pub fn facts(cp: &Checkpoint) -> Option<Facts> {
+    facts_unless_shapes(cp).unwrap_or_else(|| {
+        let mut shapes = Shapes::default();
+        cp.tensors.iter().for_each(|t| shapes.add(t));
+        shapes.finish()
+    })
+}
+
+/// [`facts`] when the metadata or config decide them; `None` when the tensors' shapes must.
+fn facts_unless_shapes(cp: &Checkpoint) -> Option<Option<Facts>> {
     match cp.format {
-        Format::Gguf => from_gguf(cp),
-        Format::Safetensors | Format::Pickle => {
-            cp.config("config.json").and_then(from_config).or_else(|| from_shapes(cp))
-        }
+        Format::Gguf => Some(from_gguf(cp)),
+        Format::Safetensors | Format::Pickle => cp.config("config.json").and_then(from_config).map(Some),
     }
 }
 
 /// Per-layer K and V widths from Hugging Face `self_attn.{k,v}_proj.weight` shapes (rows =
-/// heads × head size); no context length, no windows.
-fn from_shapes(cp: &Checkpoint) -> Option<Facts> {
-    let mut layers: Vec<Layer> = Vec::new();
-    let finder = memchr::memmem::Finder::new("layers.");
-    for t in &cp.tensors {
-        let Some(at) = finder.find(t.name.as_bytes()) else { continue };
+/// heads × head size), gathered a tensor at a time; no context length, no windows.
+#[derive(Default)]
+pub struct Shapes {
+    layers: Vec<Layer>,
+}
+
+impl Shapes {
+    pub fn add(&mut self, t: &Tensor) {
+        let Some(at) = memchr::memmem::find(t.name.as_bytes(), b"layers.") else { return };
         let rest = &t.name[at + "layers.".len()..];
-        let Some((n, what)) = rest.split_once('.') else { continue };
-        let (Ok(n), Some(&rows)) = (n.parse::<usize>(), t.shape.first()) else { continue };
+        let Some((n, what)) = rest.split_once('.') else { return };
+        let (Ok(n), Some(&rows)) = (n.parse::<usize>(), t.shape.first()) else { return };
         let is_k = what == "self_attn.k_proj.weight";
         if !(is_k || what == "self_attn.v_proj.weight") || n >= 1 << 16 {
-            continue;
+            return;
         }
-        if layers.len() <= n {
-            layers.resize(n + 1, Layer::default());
+        if self.layers.len() <= n {
+            self.layers.resize(n + 1, Layer::default());
         }
         // One "head" of the whole width: the per-head size is unknown, so quantized cache
         // types assume whole blocks.
-        let l = &mut layers[n];
+        let l = &mut self.layers[n];
         l.kv_heads = 1;
         if is_k {
             l.head_k = rows;
@@ -155,17 +165,20 @@ fn from_shapes(cp: &Checkpoint) -> Option<Facts> {
             l.head_v = rows;
         }
     }
-    if layers.is_empty() {
-        return None;
+
+    pub fn finish(self) -> Option<Facts> {
+        if self.layers.is_empty() {
+            return None;
+        }
+        let mut f = Facts::new(Source::Shapes, None);
+        f.unknown.push(
+            "no config.json: the cache is sized from the k_proj/v_proj weights, with no trained context length \
+             and no sliding windows"
+                .into(),
+        );
+        f.layers = self.layers;
+        Some(f)
     }
-    let mut f = Facts::new(Source::Shapes, None);
-    f.unknown.push(
-        "no config.json: the cache is sized from the k_proj/v_proj weights, with no trained context length \
-         and no sliding windows"
-            .into(),
-    );
-    f.layers = layers;
-    Some(f)
 }
 
 /// The cache cells llama.cpp allocates for a layer at context `ctx`.
@@ -189,19 +202,93 @@ pub fn kv_bytes(facts: &Facts, ctx: u64, cache: CacheType) -> Option<u64> {
     Some(total)
 }
 
-/// Which of `cp`'s files are multimodal projectors: GGUFs whose every tensor is named as
-/// llama.cpp's projectors name theirs (`v.*` vision, `a.*` audio, `mm.*` the projection).
-pub fn projector_files(cp: &Checkpoint) -> Vec<bool> {
-    let mut all = vec![cp.format == Format::Gguf; cp.files.len()];
-    let mut any = vec![false; cp.files.len()];
-    for t in &cp.tensors {
-        let Some(f) = all.get_mut(t.file) else { continue };
-        if *f {
-            *f = ["v.", "a.", "mm."].iter().any(|p| t.name.starts_with(p));
-        }
-        any[t.file] = true;
+/// The bytes of each file's tensors, and which files are multimodal projectors (GGUFs whose every
+/// tensor is named as llama.cpp's projectors name theirs: `v.*` vision, `a.*` audio, `mm.*` the
+/// projection), gathered a tensor at a time.
+pub struct FileBytes {
+    files: Vec<FileTally>,
+    /// Bytes of tensors of no file of the checkpoint's (weights).
+    unfiled: u64,
+}
+
+#[derive(Clone)]
+struct FileTally {
+    bytes: u64,
+    /// Every tensor so far is named as a projector's (GGUF only).
+    projector: bool,
+    any: bool,
+}
+
+impl FileBytes {
+    pub fn new(cp: &Checkpoint) -> Self {
+        let file = FileTally { bytes: 0, projector: cp.format == Format::Gguf, any: false };
+        FileBytes { files: vec![file; cp.files.len()], unfiled: 0 }
     }
-    all.iter().zip(any).map(|(a, b)| *a && b).collect()
+
+    pub fn add(&mut self, t: &Tensor) {
+        let Some(f) = self.files.get_mut(t.file) else {
+            self.unfiled = self.unfiled.saturating_add(t.nbytes);
+            return;
+        };
+        if f.projector {
+            f.projector = ["v.", "a.", "mm."].iter().any(|p| t.name.starts_with(p));
+        }
+        f.any = true;
+        f.bytes = f.bytes.saturating_add(t.nbytes);
+    }
+
+    /// (bytes of weights, bytes of projector files).
+    pub fn finish(&self) -> (u64, u64) {
+        self.files.iter().fold((self.unfiled, 0u64), |(w, p), f| {
+            if f.projector && f.any {
+                (w, p.saturating_add(f.bytes))
+            } else {
+                (w.saturating_add(f.bytes), p)
+            }
+        })
+    }
+}
+
+/// What the estimate reads of a checkpoint's tensors, gathered once: it is then made for any
+/// contexts without another pass over them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inputs {
+    pub weights_bytes: u64,
+    pub projector_bytes: u64,
+    pub facts: Option<Facts>,
+}
+
+/// [`Inputs`] gathered a tensor at a time.
+pub struct Gathering {
+    bytes: FileBytes,
+    /// The facts, when the metadata or config decide them; else the shapes being read.
+    facts: Result<Option<Facts>, Shapes>,
+}
+
+impl Gathering {
+    pub fn new(cp: &Checkpoint) -> Self {
+        Gathering { bytes: FileBytes::new(cp), facts: facts_unless_shapes(cp).ok_or_else(Shapes::default) }
+    }
+
+    pub fn add(&mut self, t: &Tensor) {
+        self.bytes.add(t);
+        if let Err(shapes) = &mut self.facts {
+            shapes.add(t);
+        }
+    }
+
+    pub fn finish(self) -> Inputs {
+        let (weights_bytes, projector_bytes) = self.bytes.finish();
+        Inputs { weights_bytes, projector_bytes, facts: self.facts.unwrap_or_else(Shapes::finish) }
+    }
+}
+
+impl Inputs {
+    pub fn of(cp: &Checkpoint) -> Self {
+        let mut g = Gathering::new(cp);
+        cp.tensors.iter().for_each(|t| g.add(t));
+        g.finish()
+    }
 }
 
 /// The estimate for `cp`, at the default contexts.
@@ -211,18 +298,12 @@ pub fn estimate(cp: &Checkpoint) -> Estimate {
 
 /// The estimate for `cp`, at the default contexts and at `contexts` (chosen by the user).
 pub fn estimate_at(cp: &Checkpoint, contexts: &[u64]) -> Estimate {
-    estimate_as(cp, crate::kind::kind(cp), contexts)
+    estimate_from(&Inputs::of(cp), crate::kind::kind(cp), contexts)
 }
 
-/// [`estimate_at`] for a checkpoint whose [`crate::kind::kind`] is known already.
-pub fn estimate_as(cp: &Checkpoint, kind: Kind, contexts: &[u64]) -> Estimate {
-    let projector = projector_files(cp);
-    let (mut weights_bytes, mut projector_bytes) = (0u64, 0u64);
-    for t in &cp.tensors {
-        let sum =
-            if projector.get(t.file).copied().unwrap_or(false) { &mut projector_bytes } else { &mut weights_bytes };
-        *sum = sum.saturating_add(t.nbytes);
-    }
+/// [`estimate_at`] from the [`Inputs`] of a checkpoint whose [`crate::kind::kind`] is known.
+pub fn estimate_from(inputs: &Inputs, kind: Kind, contexts: &[u64]) -> Estimate {
+    let (weights_bytes, projector_bytes) = (inputs.weights_bytes, inputs.projector_bytes);
     let not_run = match kind {
         Kind::Adapter => Some("an adapter: it is applied over its base model, whose cache is not counted here"),
         Kind::Imatrix => Some("an importance matrix: it guides quantization and is never run"),
@@ -232,7 +313,7 @@ pub fn estimate_as(cp: &Checkpoint, kind: Kind, contexts: &[u64]) -> Estimate {
     if let Some(why) = not_run {
         return Estimate::not_estimated(weights_bytes, projector_bytes, why);
     }
-    let Some(facts) = facts(cp) else {
+    let Some(facts) = &inputs.facts else {
         return Estimate::not_estimated(
             weights_bytes,
             projector_bytes,
@@ -251,7 +332,7 @@ pub fn estimate_as(cp: &Checkpoint, kind: Kind, contexts: &[u64]) -> Estimate {
     for cache in CacheType::ALL.into_iter().filter(|_| caches) {
         let mut fits = true;
         for &context in &contexts {
-            match kv_bytes(&facts, context, cache) {
+            match kv_bytes(facts, context, cache) {
                 Some(bytes) => kv_cache.push(KvCache { context, cache, bytes }),
                 None => fits = false,
             }
@@ -263,7 +344,7 @@ pub fn estimate_as(cp: &Checkpoint, kind: Kind, contexts: &[u64]) -> Estimate {
     let state_bytes = facts.layers.iter().fold(0u64, |s, l| s.saturating_add(l.state.saturating_mul(4)));
     Estimate {
         source: Some(facts.source),
-        architecture: facts.architecture,
+        architecture: facts.architecture.clone(),
         context: facts.context,
         layers: facts.layers.len() as u64,
         kv_layers: facts.layers.iter().filter(|l| l.kv_heads > 0).count() as u64,
