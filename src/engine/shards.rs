@@ -271,7 +271,11 @@ impl SafetensorsSet {
     fn finish(mut self) -> Checkpoint {
         self.step(usize::MAX);
         let SafetensorsSet { mut indexes, meta, tensors, infos, mut findings, .. } = self;
-        duplicate_names(&tensors, &infos, &mut findings);
+        // Built whenever there is an index, or more than one file.
+        let names = (infos.len() > 1 || !indexes.is_empty()).then(|| Names::of(&tensors));
+        if let Some(names) = names.as_ref().filter(|_| infos.len() > 1) {
+            duplicate_names(&tensors, &infos, names, &mut findings);
+        }
         if indexes.len() > 1 {
             for (info, _) in indexes.drain(1..) {
                 findings.push(Finding::warning(
@@ -280,9 +284,9 @@ impl SafetensorsSet {
                 ));
             }
         }
-        match indexes.pop() {
-            Some((info, index)) => check_index(&info, index, &tensors, &infos, &mut findings),
-            None => check_shard_names(&infos, &mut findings),
+        match (indexes.pop(), &names) {
+            (Some((info, index)), Some(names)) => check_index(&info, index, &tensors, &infos, names, &mut findings),
+            _ => check_shard_names(&infos, &mut findings),
         }
         let big_endian = vec![false; infos.len()];
         let Metadata { metadata, meta_file, .. } = meta;
@@ -316,25 +320,33 @@ fn tensor(t: safetensors::TensorEntry, file: usize, data_start: u64, file_len: u
     Tensor { name: t.name, dtype, shape: t.shape, file, offset, nbytes, data }
 }
 
-/// A tensor name used in two files (each file's own duplicates are its header's findings).
-fn duplicate_names(tensors: &[Tensor], files: &[FileInfo], findings: &mut Vec<Finding>) {
-    if files.len() < 2 {
-        return;
+/// The tensors' names: the first tensor of each name, and each tensor's first tensor of the same
+/// name (itself when the name is new). One map serves the duplicate and the index checks.
+struct Names<'a> {
+    first: HashMap<&'a str, usize>,
+    first_of: Vec<usize>,
+}
+
+impl<'a> Names<'a> {
+    fn of(tensors: &'a [Tensor]) -> Self {
+        let mut first = HashMap::with_capacity(tensors.len());
+        let first_of = tensors.iter().enumerate().map(|(i, t)| *first.entry(t.name.as_str()).or_insert(i)).collect();
+        Names { first, first_of }
     }
-    let mut first: HashMap<&str, usize> = HashMap::new();
-    for t in tensors {
-        match first.get(t.name.as_str()) {
-            Some(&f) if f != t.file => findings.push(
+}
+
+/// A tensor name used in two files (each file's own duplicates are its header's findings).
+fn duplicate_names(tensors: &[Tensor], files: &[FileInfo], names: &Names, findings: &mut Vec<Finding>) {
+    for (t, &j) in tensors.iter().zip(&names.first_of) {
+        let f = tensors[j].file;
+        if f != t.file {
+            findings.push(
                 Finding::error(
                     rules::DUPLICATE_TENSOR,
                     format!("tensor is in both {} and {}", files[f].path, files[t.file].path),
                 )
                 .on_tensor(&t.name),
-            ),
-            Some(_) => {}
-            None => {
-                first.insert(&t.name, t.file);
-            }
+            );
         }
     }
 }
@@ -344,27 +356,30 @@ fn check_index(
     mut index: safetensors::Index,
     tensors: &[Tensor],
     files: &[FileInfo],
+    names: &Names,
     findings: &mut Vec<Finding>,
 ) {
     let ipath = &index_file.path;
     findings.append(&mut index.findings);
-    let shard_of: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (base_name(&f.path), i)).collect();
-    let mut where_is: HashMap<&str, usize> = HashMap::new();
-    for t in tensors {
-        where_is.entry(t.name.as_str()).or_insert(t.file);
-    }
+    let file_named: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (base_name(&f.path), i)).collect();
+    // The file of each shard the index names, looked up once per shard, not per entry.
+    let shard_file: Vec<Option<usize>> = index.shards.iter().map(|s| file_named.get(base_name(s)).copied()).collect();
     let mut missing_shards = BTreeMap::new();
-    let mut indexed = HashSet::new();
-    for (i, (name, _)) in index.weight_map.iter().enumerate() {
+    // By each name's first tensor.
+    let mut indexed = vec![false; tensors.len()];
+    for (i, (name, shard_no)) in index.weight_map.iter().enumerate() {
         let shard = index.shard_of(i);
-        indexed.insert(name.as_str());
-        let Some(&want) = shard_of.get(base_name(shard)) else {
+        let found = names.first.get(name.as_str()).copied();
+        if let Some(j) = found {
+            indexed[j] = true;
+        }
+        let Some(want) = shard_file.get(*shard_no as usize).copied().flatten() else {
             *missing_shards.entry(shard).or_insert(0u64) += 1;
             continue;
         };
-        match where_is.get(name.as_str()) {
-            Some(&got) if got == want => {}
-            Some(&got) => findings.push(
+        match found.map(|j| tensors[j].file) {
+            Some(got) if got == want => {}
+            Some(got) => findings.push(
                 Finding::error(
                     rules::WRONG_SHARD,
                     format!("{ipath} places the tensor in {shard} but it is in {}", files[got].path),
@@ -386,8 +401,8 @@ fn check_index(
             format!("shard {shard} (holding {n} tensors according to {ipath}) was not given"),
         ));
     }
-    for t in tensors {
-        if !indexed.contains(t.name.as_str()) {
+    for (t, &j) in tensors.iter().zip(&names.first_of) {
+        if !indexed[j] {
             findings.push(
                 Finding::error(
                     rules::UNINDEXED_TENSOR,
@@ -513,7 +528,9 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
         findings.extend(h.findings.into_iter().map(|f| f.in_file(i)));
         infos.push(info);
     }
-    duplicate_names(&tensors, &infos, &mut findings);
+    if infos.len() > 1 {
+        duplicate_names(&tensors, &infos, &Names::of(&tensors), &mut findings);
+    }
     let Metadata { metadata, meta_file, .. } = meta;
     let mut cp = Checkpoint {
         format: Format::Gguf,
