@@ -58,6 +58,28 @@ fn tensors_in_the_wrong_shard_missing_or_unindexed_are_reported() {
 }
 
 #[test]
+fn an_entry_naming_a_missing_shard_still_indexes_its_tensor() {
+    // The index puts "z" in the second shard, which was not given; "z" sits in the first one.
+    let a = shard(&["x", "z"]);
+    let i = index(16, &[("x", S1), ("z", S2)]);
+    let cp = open_all(&[(S1, &a), (IDX, &i)]);
+    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD], "z is listed, so not unindexed");
+}
+
+#[test]
+fn a_second_index_is_ignored_with_a_warning() {
+    let (a, b) = (shard(&["x"]), shard(&["z"]));
+    let good = index(16, &[("x", S1), ("z", S2)]);
+    let other = index(16, &[("x", S2), ("z", S1)]);
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &good), ("other.safetensors.index.json", &other)]);
+    let c = codes(&cp);
+    assert_eq!(c.iter().filter(|&&c| c == rules::EXTRA_INDEX).count(), 1, "{c:?}");
+    assert!(!c.contains(&rules::WRONG_SHARD), "the first index given is the one checked: {c:?}");
+    let extra = cp.findings.iter().find(|f| f.code == rules::EXTRA_INDEX).unwrap();
+    assert!(extra.message.starts_with("other.safetensors.index.json"), "{}", extra.message);
+}
+
+#[test]
 fn a_wrong_total_size_is_reported() {
     let (a, b) = (shard(&["x"]), shard(&["z"]));
     let i = index(999, &[("x", S1), ("z", S2)]);

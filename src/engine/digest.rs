@@ -1,6 +1,8 @@
 //! What a viewer shows of a whole checkpoint at once: the summary, the kind, each tensor's
-//! logical parameters and the memory estimate's inputs. Gathered in one walk over the tensors,
-//! in pieces, so a caller on a UI thread can pause between them.
+//! logical parameters and the memory estimate's inputs. The per-tensor part is gathered in one
+//! walk over the tensors, in pieces, so a caller on a UI thread can pause between them; the
+//! roles of a quantized checkpoint's tensors (before it) and the kind (after it) are each a
+//! pass of their own.
 
 use std::sync::Arc;
 

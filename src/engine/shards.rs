@@ -143,7 +143,8 @@ impl Assembling {
         Assembling { findings, configs, claimed, set }
     }
 
-    /// Take in up to `n` more tensors; true once every one is.
+    /// Take in up to `n` more tensors of a safetensors set; true once every one is. GGUF and
+    /// pickle sets are made whole in [`Assembling::finish`].
     pub fn step(&mut self, n: usize) -> bool {
         match &mut self.set {
             Set::Safetensors(s) => s.step(n),
@@ -218,7 +219,7 @@ impl Metadata {
     }
 }
 
-/// A safetensors set (shards and their index) being assembled, a file at a time.
+/// A safetensors set (shards and their index) being assembled, some entries at a time.
 struct SafetensorsSet {
     /// Files not yet begun, in order of their names.
     files: std::vec::IntoIter<(FileInfo, safetensors::Header)>,

@@ -86,13 +86,8 @@ const OVERHEAD: [&str; 24] = [
     ".pre_quant_scale",
 ];
 
-/// The role of every tensor of `cp`, in order. Plain checkpoints (and every GGUF, whose blocks
-/// carry their own scales) are all [`Role::Plain`].
-pub fn roles(cp: &Checkpoint) -> Vec<Role> {
-    quant_roles(cp).unwrap_or_else(|| vec![Role::Plain; cp.tensors.len()])
-}
-
-/// [`roles`], or `None` when every tensor is plain (no list is built then).
+/// The role of every tensor of `cp`, in order; `None` when every tensor is [`Role::Plain`]
+/// (plain checkpoints, and every GGUF, whose blocks carry their own scales): no list is built.
 pub fn quant_roles(cp: &Checkpoint) -> Option<Vec<Role>> {
     if cp.format == Format::Gguf {
         return None;
@@ -411,6 +406,10 @@ fn block_size(cp: &Checkpoint) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn roles(cp: &Checkpoint) -> Vec<Role> {
+        quant_roles(cp).unwrap_or_else(|| vec![Role::Plain; cp.tensors.len()])
+    }
     use crate::config::ConfigFile;
     use crate::model::Lost;
     use serde_json::json;

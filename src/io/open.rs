@@ -41,6 +41,9 @@ async fn assemble_apart(parsed: Vec<(FileInfo, Parsed)>, cancel: &Cancel) -> Res
         }
     }
     yield_now().await;
+    if cancel.is_cancelled() {
+        return Err(RunError::Cancelled);
+    }
     let cp = assembling.finish();
     yield_now().await;
     Ok(cp)

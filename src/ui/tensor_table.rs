@@ -128,7 +128,8 @@ pub fn TensorTable() -> impl IntoView {
     });
     // The viewport's height, now and after every resize.
     let measure = move || {
-        if let Some(el) = scroller.get_untracked() {
+        // In a frame callback, after the table may have closed: no element then.
+        if let Some(el) = scroller.try_get_untracked().flatten() {
             view_px.set(el.client_height() as f64);
         }
     };
@@ -154,7 +155,7 @@ pub fn TensorTable() -> impl IntoView {
     };
 
     let scroll_to = move |pos: usize| {
-        let Some(el) = scroller.get_untracked() else { return };
+        let Some(el) = scroller.try_get_untracked().flatten() else { return };
         let top = pos as f64 * ROW_PX;
         let h = el.client_height() as f64;
         let cur = el.scroll_top() as f64;

@@ -117,17 +117,8 @@ impl Estimate {
     }
 }
 
-/// The facts of `cp`: its GGUF metadata, else its `config.json`, else its attention weights'
-/// shapes.
-pub fn facts(cp: &Checkpoint) -> Option<Facts> {
-    facts_unless_shapes(cp).unwrap_or_else(|| {
-        let mut shapes = Shapes::default();
-        cp.tensors.iter().for_each(|t| shapes.add(t));
-        shapes.finish()
-    })
-}
-
-/// [`facts`] when the metadata or config decide them; `None` when the tensors' shapes must.
+/// The facts of `cp` when its GGUF metadata or its `config.json` decide them (a GGUF without
+/// them has none); `None` when its attention weights' shapes must.
 fn facts_unless_shapes(cp: &Checkpoint) -> Option<Option<Facts>> {
     match cp.format {
         Format::Gguf => Some(from_gguf(cp)),
@@ -138,12 +129,12 @@ fn facts_unless_shapes(cp: &Checkpoint) -> Option<Option<Facts>> {
 /// Per-layer K and V widths from Hugging Face `self_attn.{k,v}_proj.weight` shapes (rows =
 /// heads × head size), gathered a tensor at a time; no context length, no windows.
 #[derive(Default)]
-pub struct Shapes {
+struct Shapes {
     layers: Vec<Layer>,
 }
 
 impl Shapes {
-    pub fn add(&mut self, t: &Tensor) {
+    fn add(&mut self, t: &Tensor) {
         let Some(at) = memchr::memmem::find(t.name.as_bytes(), b"layers.") else { return };
         let rest = &t.name[at + "layers.".len()..];
         let Some((n, what)) = rest.split_once('.') else { return };
@@ -166,7 +157,7 @@ impl Shapes {
         }
     }
 
-    pub fn finish(self) -> Option<Facts> {
+    fn finish(self) -> Option<Facts> {
         if self.layers.is_empty() {
             return None;
         }
@@ -205,7 +196,7 @@ pub fn kv_bytes(facts: &Facts, ctx: u64, cache: CacheType) -> Option<u64> {
 /// The bytes of each file's tensors, and which files are multimodal projectors (GGUFs whose every
 /// tensor is named as llama.cpp's projectors name theirs: `v.*` vision, `a.*` audio, `mm.*` the
 /// projection), gathered a tensor at a time.
-pub struct FileBytes {
+struct FileBytes {
     files: Vec<FileTally>,
     /// Bytes of tensors of no file of the checkpoint's (weights).
     unfiled: u64,
@@ -220,12 +211,12 @@ struct FileTally {
 }
 
 impl FileBytes {
-    pub fn new(cp: &Checkpoint) -> Self {
+    fn new(cp: &Checkpoint) -> Self {
         let file = FileTally { bytes: 0, projector: cp.format == Format::Gguf, any: false };
         FileBytes { files: vec![file; cp.files.len()], unfiled: 0 }
     }
 
-    pub fn add(&mut self, t: &Tensor) {
+    fn add(&mut self, t: &Tensor) {
         let Some(f) = self.files.get_mut(t.file) else {
             self.unfiled = self.unfiled.saturating_add(t.nbytes);
             return;
@@ -238,7 +229,7 @@ impl FileBytes {
     }
 
     /// (bytes of weights, bytes of projector files).
-    pub fn finish(&self) -> (u64, u64) {
+    fn finish(&self) -> (u64, u64) {
         self.files.iter().fold((self.unfiled, 0u64), |(w, p), f| {
             if f.projector && f.any {
                 (w, p.saturating_add(f.bytes))
