@@ -14,6 +14,7 @@ let app; // the viewer
 let files; // checkpoints, Range + CORS
 let noRange; // checkpoints, Range ignored (200), CORS
 let noCors; // checkpoints, Range but no CORS
+let slow; // checkpoints, Range + CORS, every response held back 150 ms
 let redirector; // answers every GET with a 302 to the same path on `files`, as the Hub's resolve URLs do
 let browser;
 let tmp;
@@ -35,6 +36,13 @@ before(async () => {
   files = await startServer({ root: tmp.dir, port: 0, cors: true });
   noRange = await startServer({ root: tmp.dir, port: 0, cors: true, range: false });
   noCors = await startServer({ root: tmp.dir, port: 0 });
+  slow = await startServer({ root: tmp.dir, port: 0, cors: true, delay: 150 });
+  // 16 MiB of F32 zeros (sparse): a whole-tensor histogram of it is several orders.
+  const header = Buffer.from(JSON.stringify({ w: { dtype: 'F32', shape: [4 << 20], data_offsets: [0, 16 << 20] } }).padEnd(120));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(header.length));
+  fs.writeFileSync(path.join(tmp.dir, 'zeros.safetensors'), Buffer.concat([len, header]));
+  fs.truncateSync(path.join(tmp.dir, 'zeros.safetensors'), 8 + header.length + (16 << 20));
   redirector = http.createServer((req, res) => {
     const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Range', 'Access-Control-Expose-Headers': '*' };
     if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
@@ -45,7 +53,7 @@ before(async () => {
 });
 after(async () => {
   await browser?.close();
-  for (const s of [app, files, noRange, noCors]) await s?.close();
+  for (const s of [app, files, noRange, noCors, slow]) await s?.close();
   await new Promise((ok) => (redirector ? redirector.close(ok) : ok()));
   tmp?.cleanup();
 });
@@ -131,6 +139,23 @@ test('a 3 GiB sparse file opens over Range and decodes values past 2 GiB', async
   assert.ok(ranged.some((r) => Number(/bytes=(\d+)/.exec(r.range)[1]) > 2 ** 31), 'read past 2 GiB');
   // A sample of the tensor (a few MB) and the 1000 elements: far less than the file.
   assert.ok((await transferred(page)).bytes < 16 * 1024 * 1024, 'far less than the file');
+  assert.deepEqual(browser.errors, []);
+});
+
+test('a whole-tensor histogram keeps more reads in flight than there are workers', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, app.url);
+  await v.open(`?url=${encodeURIComponent(slow.url + 'zeros.safetensors')}`);
+  await v.selectTensor('w');
+  await v.waitHistogram();
+  slow.load.max = 0;
+  await page.locator('[data-testid=sel-whole]').check();
+  await page.locator('[data-testid=run-hist]').click();
+  await page.waitForFunction(() => /whole tensor/.test(document.querySelector('[data-testid=hist-what]')?.textContent ?? ''));
+  assert.equal(await v.text('stat-zeros'), String(4 << 20));
+  const workers = Number(await page.locator('[data-testid=hist-what]').getAttribute('data-workers'));
+  // Each worker reads for several orders at once.
+  assert.ok(workers >= 1 && slow.load.max > workers, `${slow.load.max} requests at once on ${workers} workers`);
   assert.deepEqual(browser.errors, []);
 });
 
