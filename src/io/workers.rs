@@ -1,10 +1,10 @@
 //! A pool of Web Workers that run the engine's work orders (`engine::job::work`) on other cores:
 //! the page never decodes or hashes. Each worker runs the viewer's own wasm (`worker.js`, served
 //! next to the viewer) and reads its own slices of the files: a `File` is structured-cloneable,
-//! a remote file travels as its pinned URL. Orders go out in turn, up to [`ORDERS_PER_WORKER`]
+//! a remote file travels as its pinned URL. Orders go out in turn, up to `ORDERS_PER_WORKER`
 //! to a worker at a time; replies come back as bytes and are merged in order, so results equal
-//! the sequential job's to the bit. Where workers cannot start, [`Pool::get`] is `None` and callers run the
-//! sequential job on the page instead.
+//! the sequential job's to the bit. Where workers cannot start, [`Pool::get`] is `None` and
+//! callers run the sequential job on the page instead.
 //!
 //! Messages: page → worker `{id, order, sources}` (the order as JSON) and `{cancel: id}`;
 //! worker → page `{id, progress: [done, total]}` and `{id, part}` (streamed output), then `{id, reply, read, requests}` (bytes
