@@ -92,11 +92,17 @@ impl Histogram {
 
     /// Count `values`, part of the piece being read.
     pub fn add_to_piece(&mut self, values: &[f32]) {
-        self.piece.merge(&Stats::of(values));
+        const ZERO_KEYS: [usize; 2] = [0, 0x8000]; // +0.0 and -0.0 (with the tiniest subnormals)
         let fine = self.fine_mut();
+        let before = ZERO_KEYS.map(|k| fine[k]);
         for &v in values {
             fine[(v.to_bits() >> 16) as usize] += 1;
         }
+        // Zeros, the costliest part of the statistics' vector loop, are counted only where
+        // their buckets show some may be there.
+        let stats =
+            if ZERO_KEYS.map(|k| fine[k]) == before { Stats::of_counted_zeros(values, 0) } else { Stats::of(values) };
+        self.piece.merge(&stats);
     }
 
     /// The piece being read is complete: fold its statistics (or keep them, for a part).
@@ -297,5 +303,22 @@ mod tests {
         assert_eq!((b.lo, b.hi, b.counts.iter().sum::<u64>()), (2.5, 3.5, 10));
         let b = Histogram::default().bins(4);
         assert_eq!(b.counts, vec![0; 4]);
+    }
+
+    #[test]
+    fn zeros_are_counted_exactly_whether_or_not_a_batch_holds_one() {
+        let base: Vec<f32> = (1..=300).map(|i| i as f32 * 0.01 - 1.505).collect();
+        assert!(!base.contains(&0.0));
+        // A batch without zeros, one with each zero, one with a subnormal that shares +0.0's
+        // bucket but is no zero.
+        for (at, v, zeros) in [(0, 1.0, 0), (5, 0.0, 1), (200, -0.0, 1), (130, 1e-45, 0), (299, -1e-45, 0)] {
+            let mut values = base.clone();
+            values[at] = v;
+            let mut h = Histogram::default();
+            h.add_to_piece(&values);
+            h.end_piece();
+            assert_eq!(h.stats, Stats::of(&values), "{v} at {at}");
+            assert_eq!(h.stats.zero, zeros, "{v} at {at}");
+        }
     }
 }

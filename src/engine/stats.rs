@@ -52,23 +52,57 @@ impl Stats {
     /// between runs, so the loop vectorises and error does not build up. A slice holding NaN
     /// or infinities is counted value by value.
     pub fn of(values: &[f32]) -> Stats {
-        match Stats::of_finite(values) {
-            Some(s) => s,
+        Stats::of_finite(values, true).unwrap_or_else(|| Stats::of_mixed(values))
+    }
+
+    /// [`Stats::of`] for values whose zeros (of either sign) the caller has counted, `zeros`: the
+    /// vector loop then leaves them out, its costliest part.
+    pub fn of_counted_zeros(values: &[f32], zeros: u64) -> Stats {
+        match Stats::of_finite(values, false) {
+            Some(s) => Stats { zero: zeros, ..s },
             None => Stats::of_mixed(values),
         }
     }
 
     /// [`Stats::of`] when every value is finite and below [`F32_SUMS_LIMIT`] in magnitude;
-    /// `None` otherwise. On x86-64 with AVX2 the same code runs on 256-bit registers: the same
-    /// operations in the same order, so the same bits.
-    fn of_finite(values: &[f32]) -> Option<Stats> {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, just checked.
-            return unsafe { of_finite_avx2(values) };
+    /// `None` otherwise. Zeros are counted when `zeros` is set.
+    fn of_finite(values: &[f32], zeros: bool) -> Option<Stats> {
+        let Some(&first) = values.first() else {
+            return Some(Stats::default());
+        };
+        let (runs, rest) = values.as_chunks::<RUN>();
+        let r = if zeros { lanes::runs::<true>(first, runs)? } else { lanes::runs::<false>(first, runs)? };
+        let (mut sum, mut sq, mut zeros) = (r.sum, r.sq, r.zeros);
+        let (lo, hi) = (r.lo.min(first), r.hi.max(first));
+        if !(summable(first) && summable(lo) && summable(hi)) {
+            return None;
         }
-        of_finite_lanes(values)
+        let (mut min, mut max) = (lo, hi);
+        for &v in rest {
+            if !summable(v) {
+                return None;
+            }
+            min = min.min(v);
+            max = max.max(v);
+            zeros += u64::from(v == 0.0);
+            let d = f64::from(v) - f64::from(first);
+            sum += d;
+            sq += d * d;
+        }
+        let n = values.len() as f64;
+        let mean_shifted = sum / n;
+        Some(Stats {
+            count: values.len() as u64,
+            finite: values.len() as u64,
+            zero: zeros,
+            min: f64::from(min),
+            max: f64::from(max),
+            mean: f64::from(first) + mean_shifted,
+            m2: (sq - sum * mean_shifted).max(0.0),
+            ..Stats::default()
+        })
     }
+
     /// [`Stats::of`] for values with NaN, infinities or magnitudes whose squares `f32` cannot
     /// sum: value by value, in `f64`.
     #[cold]
@@ -183,94 +217,170 @@ impl Stats {
     }
 }
 
-/// The sum of `a`'s lanes in a tree (halves added lane by lane): the same order on every
-/// target, in a few vector additions rather than a chain of `L`.
-#[inline(always)]
-fn pairwise<const L: usize>(mut a: [f32; L]) -> f32 {
-    let mut width = L;
-    while width > 1 {
-        width /= 2;
-        for i in 0..width {
-            a[i] += a[i + width];
-        }
+/// Lanes of the vector loop: four 128-bit or two 256-bit registers per sum, enough independent
+/// additions to hide their latency (with sums folded pairwise, four lanes measured 2.5x slower).
+const L: usize = 16;
+/// Values per run: eight per lane.
+const RUN: usize = 8 * L;
+
+/// The vector loop over whole runs. Lane `i` takes the values at `i`, `i + L`, … of each run,
+/// and each run's lanes are summed pairwise (halves added lane by lane): the same operations
+/// in the same order whatever the target, so every target gives the same bits.
+mod lanes {
+    use super::{L, RUN};
+
+    /// What the runs hold: sums of the values less the shift, and of their squares; zeros (when
+    /// counted); extremes. `None` when a value is NaN (the sums are then NaN).
+    pub(super) struct Runs {
+        pub sum: f64,
+        pub sq: f64,
+        pub zeros: u64,
+        pub lo: f32,
+        pub hi: f32,
     }
-    a[0]
-}
 
-/// [`of_finite_lanes`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn of_finite_avx2(values: &[f32]) -> Option<Stats> {
-    of_finite_lanes(values)
-}
+    /// The runs' sums, on the widest registers the CPU has.
+    pub(super) fn runs<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, just checked.
+            return unsafe { avx2::<ZEROS>(first, runs) };
+        }
+        #[cfg(target_arch = "wasm32")]
+        return wasm::runs::<ZEROS>(first, runs);
+        #[allow(unreachable_code)]
+        plain::<ZEROS>(first, runs)
+    }
 
-/// The body of [`Stats::of_finite`]: plain arrays of lanes, which the compiler turns into
-/// vector registers of whatever width the target has.
-#[inline(always)]
-#[allow(clippy::needless_range_loop)] // lanes index several arrays alike
-fn of_finite_lanes(values: &[f32]) -> Option<Stats> {
-    /// Lanes: four 128-bit or two 256-bit registers per sum, enough independent additions to
-    /// hide their latency (with sums folded pairwise, four lanes measured 2.5x slower).
-    const L: usize = 16;
-    /// Values per run: eight per lane.
-    const RUN: usize = 8 * L;
-    let Some(&first) = values.first() else {
-        return Some(Stats::default());
-    };
-    let (mut lo, mut hi) = ([first; L], [first; L]);
-    let (mut sum, mut sq, mut zeros) = (0f64, 0f64, 0u64);
-    let (runs, rest) = values.as_chunks::<RUN>();
-    for run in runs {
-        let (mut s, mut q, mut z) = ([0f32; L], [0f32; L], [0f32; L]);
-        for c in run.as_chunks::<L>().0 {
-            for i in 0..L {
-                let v = c[i];
-                lo[i] = if v < lo[i] { v } else { lo[i] };
-                hi[i] = if v > hi[i] { v } else { hi[i] };
-                z[i] += if v == 0.0 { 1.0 } else { 0.0 };
-                let d = v - first;
-                s[i] += d;
-                q[i] += d * d;
+    /// [`plain`] compiled for AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
+        plain::<ZEROS>(first, runs)
+    }
+
+    /// Plain arrays of lanes, which an optimising build turns into vector registers of whatever
+    /// width the target has.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
+    pub(super) fn plain<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
+        let (mut lo, mut hi) = ([first; L], [first; L]);
+        let (mut sum, mut sq, mut zeros) = (0f64, 0f64, 0u64);
+        for run in runs {
+            let (mut s, mut q, mut z) = ([0f32; L], [0f32; L], [0f32; L]);
+            for c in run.as_chunks::<L>().0 {
+                for i in 0..L {
+                    let v = c[i];
+                    lo[i] = if v < lo[i] { v } else { lo[i] };
+                    hi[i] = if v > hi[i] { v } else { hi[i] };
+                    if ZEROS {
+                        z[i] += if v == 0.0 { 1.0 } else { 0.0 };
+                    }
+                    let d = v - first;
+                    s[i] += d;
+                    q[i] += d * d;
+                }
+            }
+            let (s, q) = (pairwise(s), pairwise(q));
+            // A NaN makes the sums NaN (the extremes skip it); magnitudes up to the limit keep
+            // them finite.
+            if (s + q).is_nan() {
+                return None;
+            }
+            sum += f64::from(s);
+            sq += f64::from(q);
+            zeros += pairwise(z) as u64;
+        }
+        let lo = lo.iter().copied().fold(f32::INFINITY, f32::min);
+        let hi = hi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        Some(Runs { sum, sq, zeros, lo, hi })
+    }
+
+    /// The sum of `a`'s lanes in a tree.
+    #[inline(always)]
+    fn pairwise(mut a: [f32; L]) -> f32 {
+        let mut width = L;
+        while width > 1 {
+            width /= 2;
+            for i in 0..width {
+                a[i] += a[i + width];
             }
         }
-        let (s, q) = (pairwise(s), pairwise(q));
-        // A NaN makes the sums NaN (the extremes skip it); magnitudes up to the limit keep
-        // them finite.
-        if (s + q).is_nan() {
-            return None;
+        a[0]
+    }
+
+    /// [`plain`] in explicit 128-bit vectors: the bundle is built for size, which leaves plain
+    /// lanes unvectorised. Lane `4g + j` of [`plain`] is lane `j` of vector `g`.
+    #[cfg(target_arch = "wasm32")]
+    mod wasm {
+        use super::{Runs, L, RUN};
+        use core::arch::wasm32::*;
+
+        /// Four vectors: sixteen lanes.
+        type Lanes = [v128; 4];
+
+        #[inline(always)]
+        fn splat(x: f32) -> Lanes {
+            [f32x4_splat(x); 4]
         }
-        sum += f64::from(s);
-        sq += f64::from(q);
-        zeros += pairwise(z) as u64;
-    }
-    let (lo, hi) = (lo.iter().copied().fold(first, f32::min), hi.iter().copied().fold(first, f32::max));
-    if !(summable(first) && summable(lo) && summable(hi)) {
-        return None;
-    }
-    let (mut min, mut max) = (lo, hi);
-    for &v in rest {
-        if !summable(v) {
-            return None;
+
+        /// The lanes summed as [`super::pairwise`] sums them.
+        #[inline(always)]
+        fn pairwise(a: Lanes) -> f32 {
+            let (g0, g1) = (f32x4_add(a[0], a[2]), f32x4_add(a[1], a[3]));
+            let g = f32x4_add(g0, g1);
+            let (x0, x1) = (
+                f32x4_extract_lane::<0>(g) + f32x4_extract_lane::<2>(g),
+                f32x4_extract_lane::<1>(g) + f32x4_extract_lane::<3>(g),
+            );
+            x0 + x1
         }
-        min = min.min(v);
-        max = max.max(v);
-        zeros += u64::from(v == 0.0);
-        let d = f64::from(v) - f64::from(first);
-        sum += d;
-        sq += d * d;
+
+        pub(super) fn runs<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
+            let shift = f32x4_splat(first);
+            let one = f32x4_splat(1.0);
+            let (mut lo, mut hi) = (splat(first), splat(first));
+            let (mut sum, mut sq, mut zeros) = (0f64, 0f64, 0u64);
+            for run in runs {
+                let (mut s, mut q, mut z) = (splat(0.0), splat(0.0), splat(0.0));
+                for c in run.as_chunks::<L>().0 {
+                    for g in 0..4 {
+                        let v = f32x4(c[4 * g], c[4 * g + 1], c[4 * g + 2], c[4 * g + 3]);
+                        // pmin(a, b) is `b < a ? b : a`: `v < lo ? v : lo`, as in plain.
+                        lo[g] = f32x4_pmin(lo[g], v);
+                        hi[g] = f32x4_pmax(hi[g], v);
+                        if ZEROS {
+                            z[g] = f32x4_add(z[g], v128_and(f32x4_eq(v, f32x4_splat(0.0)), one));
+                        }
+                        let d = f32x4_sub(v, shift);
+                        s[g] = f32x4_add(s[g], d);
+                        q[g] = f32x4_add(q[g], f32x4_mul(d, d));
+                    }
+                }
+                let (s, q) = (pairwise(s), pairwise(q));
+                if (s + q).is_nan() {
+                    return None;
+                }
+                sum += f64::from(s);
+                sq += f64::from(q);
+                zeros += pairwise(z) as u64;
+            }
+            let lanes = |v: Lanes| -> [f32; L] {
+                core::array::from_fn(|i| {
+                    let g = v[i / 4];
+                    match i % 4 {
+                        0 => f32x4_extract_lane::<0>(g),
+                        1 => f32x4_extract_lane::<1>(g),
+                        2 => f32x4_extract_lane::<2>(g),
+                        _ => f32x4_extract_lane::<3>(g),
+                    }
+                })
+            };
+            let lo = lanes(lo).iter().copied().fold(f32::INFINITY, f32::min);
+            let hi = lanes(hi).iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            Some(Runs { sum, sq, zeros, lo, hi })
+        }
     }
-    let n = values.len() as f64;
-    let mean_shifted = sum / n;
-    Some(Stats {
-        count: values.len() as u64,
-        finite: values.len() as u64,
-        zero: zeros,
-        min: f64::from(min),
-        max: f64::from(max),
-        mean: f64::from(first) + mean_shifted,
-        m2: (sq - sum * mean_shifted).max(0.0),
-        ..Stats::default()
-    })
 }
 
 #[cfg(test)]
@@ -317,7 +427,12 @@ mod tests {
         // Two whole runs of lanes and a remainder; each special value at every kind of place.
         let base: Vec<f32> = (0..300).map(|i| ((i * 7919) % 1000) as f32 / 100.0 - 5.0).collect();
         // Whatever vector registers the CPU lends the lanes, the same bits.
-        assert_eq!(Stats::of_finite(&base), of_finite_lanes(&base));
+        let (runs, _) = base.as_chunks::<RUN>();
+        let (fast, plain) = (lanes::runs::<true>(base[0], runs).unwrap(), lanes::plain::<true>(base[0], runs).unwrap());
+        assert_eq!(
+            (fast.sum, fast.sq, fast.zeros, fast.lo, fast.hi),
+            (plain.sum, plain.sq, plain.zeros, plain.lo, plain.hi)
+        );
         for special in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e30, -3e30, 0.0] {
             for at in (0..300).step_by(7).chain([0, 127, 128, 255, 256, 299]) {
                 let mut values = base.clone();
