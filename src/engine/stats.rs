@@ -230,13 +230,41 @@ mod lanes {
     use super::{L, RUN};
 
     /// What the runs hold: sums of the values less the shift, and of their squares; zeros (when
-    /// counted); extremes. `None` when a value is NaN (the sums are then NaN).
+    /// counted); extremes.
     pub(super) struct Runs {
         pub sum: f64,
         pub sq: f64,
         pub zeros: u64,
         pub lo: f32,
         pub hi: f32,
+    }
+
+    impl Runs {
+        /// No runs yet.
+        pub(super) fn new() -> Runs {
+            Runs { sum: 0.0, sq: 0.0, zeros: 0, lo: f32::INFINITY, hi: f32::NEG_INFINITY }
+        }
+
+        /// Fold in one run's lane sums (`s`, `q`, `z`: sums, squares, zeros); `None` when they
+        /// are NaN: a NaN makes the sums NaN (the extremes skip it), and magnitudes up to the
+        /// limit keep them finite.
+        #[inline(always)]
+        pub(super) fn add_run(&mut self, s: f32, q: f32, z: f32) -> Option<()> {
+            if (s + q).is_nan() {
+                return None;
+            }
+            self.sum += f64::from(s);
+            self.sq += f64::from(q);
+            self.zeros += z as u64;
+            Some(())
+        }
+
+        /// The runs, with the extremes of the lanes' extremes.
+        pub(super) fn with_extremes(self, lo: [f32; L], hi: [f32; L]) -> Runs {
+            let lo = lo.iter().copied().fold(self.lo, f32::min);
+            let hi = hi.iter().copied().fold(self.hi, f32::max);
+            Runs { lo, hi, ..self }
+        }
     }
 
     /// The runs' sums, on the widest registers the CPU has.
@@ -265,7 +293,7 @@ mod lanes {
     #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
     pub(super) fn plain<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
         let (mut lo, mut hi) = ([first; L], [first; L]);
-        let (mut sum, mut sq, mut zeros) = (0f64, 0f64, 0u64);
+        let mut out = Runs::new();
         for run in runs {
             let (mut s, mut q, mut z) = ([0f32; L], [0f32; L], [0f32; L]);
             for c in run.as_chunks::<L>().0 {
@@ -281,19 +309,9 @@ mod lanes {
                     q[i] += d * d;
                 }
             }
-            let (s, q) = (pairwise(s), pairwise(q));
-            // A NaN makes the sums NaN (the extremes skip it); magnitudes up to the limit keep
-            // them finite.
-            if (s + q).is_nan() {
-                return None;
-            }
-            sum += f64::from(s);
-            sq += f64::from(q);
-            zeros += pairwise(z) as u64;
+            out.add_run(pairwise(s), pairwise(q), pairwise(z))?;
         }
-        let lo = lo.iter().copied().fold(f32::INFINITY, f32::min);
-        let hi = hi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        Some(Runs { sum, sq, zeros, lo, hi })
+        Some(out.with_extremes(lo, hi))
     }
 
     /// The sum of `a`'s lanes in a tree.
@@ -340,7 +358,7 @@ mod lanes {
             let shift = f32x4_splat(first);
             let one = f32x4_splat(1.0);
             let (mut lo, mut hi) = (splat(first), splat(first));
-            let (mut sum, mut sq, mut zeros) = (0f64, 0f64, 0u64);
+            let mut out = Runs::new();
             for run in runs {
                 let (mut s, mut q, mut z) = (splat(0.0), splat(0.0), splat(0.0));
                 for c in run.as_chunks::<L>().0 {
@@ -357,13 +375,7 @@ mod lanes {
                         q[g] = f32x4_add(q[g], f32x4_mul(d, d));
                     }
                 }
-                let (s, q) = (pairwise(s), pairwise(q));
-                if (s + q).is_nan() {
-                    return None;
-                }
-                sum += f64::from(s);
-                sq += f64::from(q);
-                zeros += pairwise(z) as u64;
+                out.add_run(pairwise(s), pairwise(q), pairwise(z))?;
             }
             let lanes = |v: Lanes| -> [f32; L] {
                 core::array::from_fn(|i| {
@@ -376,9 +388,7 @@ mod lanes {
                     }
                 })
             };
-            let lo = lanes(lo).iter().copied().fold(f32::INFINITY, f32::min);
-            let hi = lanes(hi).iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            Some(Runs { sum, sq, zeros, lo, hi })
+            Some(out.with_extremes(lanes(lo), lanes(hi)))
         }
     }
 }
