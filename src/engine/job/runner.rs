@@ -143,8 +143,12 @@ impl<J: Job> Runner<J> {
             }
         }
         let len = self.lens[need.file];
+        let asked = need.range.len().min(self.opts.chunk.max(1));
+        // Read ahead a whole number of needs, so a job stepping through equal pieces (a scan's
+        // blocks) is fed each one whole from the buffer rather than split across two reads.
         let ahead = self.job.read_ahead().min(self.opts.max_read_ahead);
-        let want = need.range.len().min(self.opts.chunk.max(1)).max(ahead).min(len - need.range.start);
+        let ahead = if ahead > asked { ahead / asked * asked } else { ahead };
+        let want = asked.max(ahead).min(len - need.range.start);
         Ok(Poll::Read(need.file, ByteRange::at(need.range.start, want)))
     }
 
@@ -283,6 +287,37 @@ mod tests {
             if ahead >= 4096 {
                 assert!(reads <= 99_999 / 4096 + 2, "read-ahead serves later needs: {reads} reads");
             }
+        }
+    }
+
+    /// A job stepping through equal pieces is fed every piece whole: the read-ahead is a whole
+    /// number of pieces, so no piece straddles two reads.
+    #[test]
+    fn read_ahead_is_a_whole_number_of_needs() {
+        let file = data(100_000);
+        for (step, ahead) in [(1000, 4096), (999, 8192), (4096, 10_000), (3000, 2000)] {
+            let job = Collect { want: ByteRange::new(123, 99_999), step, ahead, got: vec![] };
+            let mut r = Runner::new(job, vec![0, file.len() as u64]);
+            let mut fed = 0;
+            let out = loop {
+                match r.poll().unwrap() {
+                    Poll::Read(f, range) => {
+                        assert_eq!((range.start - 123) % step, 0, "step {step}: read {range:?} starts a piece");
+                        assert!(
+                            range.len() % step == 0 || range.end == file.len() as u64,
+                            "step {step} ahead {ahead}: read {range:?} is whole pieces"
+                        );
+                        r.fill(f, range, file[range.start as usize..range.end as usize].to_vec()).unwrap();
+                    }
+                    Poll::Fed => {
+                        let got = r.job().got.len() as u64;
+                        assert!(got - fed == step || got == 99_999 - 123, "step {step}: a feed of {}", got - fed);
+                        fed = got;
+                    }
+                    Poll::Done(out) => break out,
+                }
+            };
+            assert_eq!(out, &file[123..99_999]);
         }
     }
 
