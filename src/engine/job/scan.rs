@@ -17,7 +17,7 @@ const BATCH_ELEMS: usize = 1 << 14;
 /// Blocks counted by group at a time: their groups stay in cache.
 const GROUP_BATCH_BLOCKS: usize = 32;
 /// Read-ahead of sequential scans.
-const SCAN_READ_AHEAD: u64 = 8 << 20;
+pub(crate) const SCAN_READ_AHEAD: u64 = 8 << 20;
 
 /// Receives a scan's pieces.
 pub trait Sink {
@@ -237,9 +237,15 @@ impl<S: Sink> ValueScan<S> {
         Progress { done: self.done_bytes + self.buf.len() as u64, total: self.total }
     }
 
+    /// Whether the scan reads its pieces back to back.
+    pub fn is_sequential(&self) -> bool {
+        self.plan.is_sequential()
+    }
+
+    /// Sequential scans read ahead, never past their last piece.
     fn scan_read_ahead(&self) -> u64 {
-        if self.plan.is_sequential() {
-            SCAN_READ_AHEAD
+        if self.is_sequential() {
+            read_ahead_within(self.scan_progress())
         } else {
             0
         }
@@ -421,8 +427,13 @@ impl Job for NonFiniteJob {
     }
 
     fn read_ahead(&self) -> u64 {
-        SCAN_READ_AHEAD
+        read_ahead_within(self.progress())
     }
+}
+
+/// The read-ahead of a sequential scan that has `p` left to read: it stops at the scan's end.
+pub(crate) fn read_ahead_within(p: Progress) -> u64 {
+    SCAN_READ_AHEAD.min(p.total.saturating_sub(p.done))
 }
 
 /// Histograms of a tensor's values and, for block types, of its block scales. Elementwise 8- and

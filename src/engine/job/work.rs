@@ -13,7 +13,8 @@ use super::compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, 
 use super::npy::{npy_job, NpyJob};
 use super::scaled::{scaled_job, ScaleInput, ScaleMap, ScaledJob};
 use super::scan::{
-    scan_target, scan_targets, HistogramSink, NonFiniteScan, NonFiniteSink, ScanOutcome, ValueScan, ValuesError,
+    read_ahead_within, scan_target, scan_targets, HistogramSink, NonFiniteScan, NonFiniteSink, ScanOutcome, ValueScan,
+    ValuesError,
 };
 use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
@@ -387,8 +388,13 @@ impl Job for ScanUnits {
         Progress { done: self.done + now, total: self.total }
     }
 
+    /// Units of a sequential scan read ahead into the next units' bytes (small tensors lie
+    /// back to back), up to the order's end.
     fn read_ahead(&self) -> u64 {
-        self.current.as_ref().map_or(0, |s| s.read_ahead())
+        match &self.current {
+            Some(s) if s.is_sequential() => read_ahead_within(self.progress()),
+            _ => 0,
+        }
     }
 }
 
@@ -612,6 +618,65 @@ pub fn apply_arrays(d: &mut Diff, a: &Checkpoint, pairs: &[(usize, usize)], repl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each part of a whole-tensor histogram reads its own pieces' bytes, each once, and none
+    /// past them (a read-ahead that ran on into the next part's bytes would read them twice).
+    #[test]
+    fn a_histogram_part_reads_exactly_its_pieces() {
+        let nbytes = (41 << 19) as u64; // 20.5 MiB of F32: 21 pieces of at most 1 MiB
+        let t = TensorRef {
+            dtype: "st:F32".into(),
+            shape: vec![nbytes / 4],
+            file: 0,
+            offset: 8,
+            nbytes,
+            file_len: 8 + nbytes,
+        };
+        let (plan, _) = t.target(&Selection::Whole).unwrap();
+        for pieces in [0..9, 9..plan.pieces, 0..plan.pieces, 3..4] {
+            let (first, last) = (plan.piece(pieces.start).unwrap().bytes, plan.piece(pieces.end - 1).unwrap().bytes);
+            let order =
+                Order::Histogram { tensor: t.clone(), sel: Selection::Whole, scales: false, pieces: pieces.clone() };
+            let mut read = 0;
+            let job = order_job(&order).unwrap();
+            super::super::run(job, vec![t.file_len], |_, r, buf| {
+                assert!(first.start <= r.start && r.end <= last.end, "{pieces:?}: read {r:?} outside its pieces");
+                read += r.len();
+                buf.clear();
+                buf.resize(r.len() as usize, 0);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(read, plan.bytes_of(pieces.clone()), "{pieces:?}: each byte read once");
+        }
+    }
+
+    /// A scan order of small tensors lying back to back reads them in one read, and reads
+    /// nothing past the last.
+    #[test]
+    fn a_scan_order_reads_small_tensors_back_to_back_in_one_read() {
+        let (n, each) = (100u64, 4096u64);
+        let file_len = 8 + n * each + (1 << 20);
+        let tref = |i: u64| TensorRef {
+            dtype: "st:F32".into(),
+            shape: vec![each / 4],
+            file: 0,
+            offset: 8 + i * each,
+            nbytes: each,
+            file_len,
+        };
+        let order = Order::Scan { units: (0..n).map(|i| (tref(i), 0..1)).collect() };
+        let mut reads = vec![];
+        let job = order_job(&order).unwrap();
+        super::super::run(job, vec![file_len], |_, r, buf| {
+            reads.push(r);
+            buf.clear();
+            buf.resize(r.len() as usize, 0);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(reads, vec![ByteRange::new(8, 8 + n * each)]);
+    }
 
     #[test]
     fn span_and_compare_replies_survive_bytes_and_broken_ones_are_refused() {
