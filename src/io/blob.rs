@@ -52,14 +52,33 @@ impl BlobSource {
 
     /// The bytes of `range` clamped to the blob: fewer (or none) past its end.
     pub async fn read(&self, range: ByteRange) -> Result<Vec<u8>, String> {
+        self.begin(range)?.bytes().await
+    }
+
+    /// Start reading `range` (clamped to the blob) now; its bytes come with
+    /// [`BlobRead::bytes`]. A read dropped unawaited is just not used.
+    pub fn begin(&self, range: ByteRange) -> Result<BlobRead, String> {
         let end = range.end.min(self.len);
         if range.start >= end {
-            return Ok(Vec::new());
+            return Ok(BlobRead { buf: None, counter: self.bytes_read.clone() });
         }
         let slice = self.blob.slice_with_f64_and_f64(range.start as f64, end as f64).map_err(js_error)?;
-        let buf = JsFuture::from(slice.array_buffer()).await.map_err(js_error)?;
-        let bytes = Uint8Array::new(&buf).to_vec();
-        self.bytes_read.set(self.bytes_read.get() + bytes.len() as u64);
+        Ok(BlobRead { buf: Some(JsFuture::from(slice.array_buffer())), counter: self.bytes_read.clone() })
+    }
+}
+
+/// A read of a blob under way.
+pub struct BlobRead {
+    buf: Option<JsFuture>,
+    counter: Rc<Cell<u64>>,
+}
+
+impl BlobRead {
+    /// The bytes read.
+    pub async fn bytes(self) -> Result<Vec<u8>, String> {
+        let Some(buf) = self.buf else { return Ok(Vec::new()) };
+        let bytes = Uint8Array::new(&buf.await.map_err(js_error)?).to_vec();
+        self.counter.set(self.counter.get() + bytes.len() as u64);
         Ok(bytes)
     }
 }

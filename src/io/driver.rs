@@ -8,8 +8,10 @@ use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
+use super::blob::BlobRead;
 use super::source::Source;
 use crate::engine::job::{Job, Poll, ReadOpts, RunError, Runner};
+use crate::engine::range::ByteRange;
 
 /// Longest stretch of work between yields to the browser, in milliseconds.
 pub const SLICE_MS: f64 = 10.0;
@@ -91,7 +93,9 @@ pub async fn yield_now() {
 
 /// Run `job` over `sources` (indexed as the job indexes its files). `after_feed(job)` runs after
 /// every feed (progress, draining output); the driver yields to the browser every ~10 ms of work
-/// and stops with [`RunError::Cancelled`] once `cancel` is set.
+/// and stops with [`RunError::Cancelled`] once `cancel` is set. A sequential job's next Blob read
+/// is started before the work on the last one ([`Runner::next_read`]), so reading and decoding
+/// overlap.
 pub async fn run<J: Job>(
     job: J,
     sources: &[Source],
@@ -109,6 +113,7 @@ pub async fn run<J: Job>(
     let mut runner = Runner::with_opts(job, lens, opts);
     // Reset by yields only: a read served from memory (an HTTP probe's bytes) is no break.
     let mut since = now_ms();
+    let mut early: Option<(usize, ByteRange, BlobRead)> = None;
     loop {
         if cancel.is_cancelled() {
             return Err(RunError::Cancelled);
@@ -117,8 +122,13 @@ pub async fn run<J: Job>(
             Poll::Done(out) => return Ok(out),
             Poll::Read(file, range) => {
                 let src = sources.get(file).ok_or(RunError::NoSuchFile(file))?;
-                let bytes = src.read(range).await.map_err(RunError::Read)?;
-                runner.fill(file, range, bytes)?;
+                let (range, bytes) = match early.take() {
+                    Some((f, r, read)) if f == file && r.start == range.start => (r, read.bytes().await),
+                    _ => (range, src.read(range).await),
+                };
+                runner.fill(file, range, bytes.map_err(RunError::Read)?)?;
+                // The next read of a sequential job starts now, under the work on these bytes.
+                early = runner.next_read().and_then(|(f, r)| Some((f, r, sources.get(f)?.begin(r)?)));
             }
             Poll::Fed => {
                 after_feed(runner.job_mut());

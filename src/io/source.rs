@@ -1,6 +1,6 @@
 //! A byte source of either kind: a local Blob or a remote file over HTTP ranges.
 
-use super::blob::BlobSource;
+use super::blob::{BlobRead, BlobSource};
 use super::http::HttpSource;
 use crate::engine::range::ByteRange;
 
@@ -44,6 +44,17 @@ impl Source {
         match self {
             Source::Blob(s) => s.read(range).await,
             Source::Http(s) => s.read(range).await,
+        }
+    }
+}
+
+impl Source {
+    /// Start reading `range` now where reading early costs nothing but memory (a local Blob;
+    /// over HTTP each read is a request, so `None`).
+    pub fn begin(&self, range: ByteRange) -> Option<BlobRead> {
+        match self {
+            Source::Blob(s) => s.begin(range).ok(),
+            Source::Http(_) => None,
         }
     }
 }

@@ -3,7 +3,8 @@
 //   bash scripts/build-web.sh && node tests/e2e/bench-longtasks.mjs [GiB=1] [dtype=F32 ...]
 //   node tests/e2e/bench-longtasks.mjs --files A.gguf B.gguf ... (tensor `w` of each, as
 //   scripts/bench-ggml.sh writes them)
-// Prints one JSON line per tensor: { dtype, bytes, seconds, mb_per_s, workers, longtasks, longest_ms }.
+// Prints one JSON line per tensor: { dtype, bytes, seconds, mb_per_s, workers, longtasks, longest_ms }:
+// seconds from the click to the result on screen, best of RUNS (3) runs; long tasks of all runs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
@@ -13,6 +14,7 @@ const given = process.argv[2] === '--files' ? process.argv.slice(3) : null;
 const gib = given ? 0 : Number(process.argv[2] ?? 1);
 const dtypes = given ?? (process.argv.slice(3).length ? process.argv.slice(3) : ['F32', 'BF16', 'F8_E4M3']);
 const SIZE = { F32: 4, BF16: 2, F16: 2, F8_E4M3: 1, I8: 1 };
+const RUNS = Number(process.env.RUNS ?? 3);
 
 function makeFile(file, dtype) {
   const bytes = Math.floor((gib * 1024 ** 3) / 1024) * 1024;
@@ -42,16 +44,34 @@ try {
     await v.selectTensor(given ? 'w' : 'big');
     await v.waitHistogram();
     await page.locator('[data-testid=sel-whole]').check();
-    await longtasks.reset();
-    const t0 = Date.now();
-    await page.locator('[data-testid=run-hist]').click();
-    await page.waitForFunction(
-      () => /whole tensor/.test(document.querySelector('[data-testid=hist-what]')?.textContent ?? ''),
-      null,
-      { timeout: 600_000, polling: given ? 20 : 500 },
-    );
-    const seconds = (Date.now() - t0) / 1000;
-    const tasks = await longtasks.durations();
+    // Timed in the page, from the click to the result on screen (a MutationObserver fires as
+    // the text changes), best of RUNS: the harness's own round trips stay out of the number.
+    let seconds = Infinity;
+    let tasks = [];
+    for (let run = 0; run < RUNS; run++) {
+      await longtasks.reset();
+      const ms = await page.evaluate(
+        () =>
+          new Promise((resolve) => {
+            const what = () => document.querySelector('[data-testid=hist-what]')?.textContent ?? '';
+            // The last run's result goes first: only a result shown after it counts.
+            let [t0, cleared] = [0, false];
+            const seen = new MutationObserver(() => {
+              const shown = /whole tensor/.test(what());
+              cleared ||= t0 > 0 && !shown;
+              if (cleared && shown) {
+                seen.disconnect();
+                resolve(performance.now() - t0);
+              }
+            });
+            seen.observe(document.body, { subtree: true, childList: true, characterData: true });
+            t0 = performance.now();
+            document.querySelector('[data-testid=run-hist]').click();
+          }),
+      );
+      seconds = Math.min(seconds, ms / 1000);
+      tasks = tasks.concat(await longtasks.durations());
+    }
     const count = await page.locator('[data-testid=stat-count]').textContent();
     const workers = Number(await page.locator('[data-testid=hist-what]').getAttribute('data-workers'));
     console.log(JSON.stringify({

@@ -152,6 +152,24 @@ impl<J: Job> Runner<J> {
         Ok(Poll::Read(need.file, ByteRange::at(need.range.start, want)))
     }
 
+    /// The read a job reading sequentially will ask for once the bytes it was last handed are
+    /// used up, for a driver to start while the job works on these: the next bytes of the same
+    /// length, never past the job's end or the file's. `None` for a job that does not read ahead.
+    /// Bytes read early are handed over with [`Runner::fill`] like any others (only their range
+    /// need match: the job is fed from them if its next need starts there).
+    pub fn next_read(&self) -> Option<(usize, ByteRange)> {
+        let need = self.pending?;
+        let (file, start, bytes) = self.buf.as_ref()?;
+        if *file != need.file || self.job.read_ahead() == 0 {
+            return None;
+        }
+        let p = self.job.progress();
+        let job_end = need.range.start.checked_add(p.total.saturating_sub(p.done))?;
+        let from = start + bytes.len() as u64;
+        let to = from.saturating_add(bytes.len() as u64).min(job_end).min(self.lens[need.file]);
+        (from < to).then(|| (need.file, ByteRange::new(from, to)))
+    }
+
     /// Hand over the bytes of a [`Poll::Read`].
     pub fn fill(&mut self, file: usize, range: ByteRange, bytes: Vec<u8>) -> Result<(), RunError> {
         if bytes.len() as u64 != range.len() {
@@ -319,6 +337,46 @@ mod tests {
             };
             assert_eq!(out, &file[123..99_999]);
         }
+    }
+
+    /// A driver that starts each next read early, as `next_read` says, is asked for nothing
+    /// else after the first read, and reads no byte past the job's end.
+    #[test]
+    fn next_read_is_the_read_a_sequential_job_asks_for_next() {
+        let file = data(100_000);
+        for (step, ahead) in [(1000, 4096), (999, 8192), (7, 100)] {
+            let job = Collect { want: ByteRange::new(123, 99_999), step, ahead, got: vec![] };
+            let mut r = Runner::new(job, vec![0, file.len() as u64]);
+            let (mut early, mut asked, mut read): (Option<(usize, ByteRange)>, u32, u64) = (None, 0, 0);
+            let out = loop {
+                match r.poll().unwrap() {
+                    Poll::Read(f, range) => {
+                        let got = match early.take() {
+                            Some((ef, er)) if ef == f && er.start == range.start => er,
+                            _ => {
+                                asked += 1;
+                                range
+                            }
+                        };
+                        read += got.len();
+                        r.fill(f, got, file[got.start as usize..got.end as usize].to_vec()).unwrap();
+                        early = r.next_read();
+                        if let Some((_, er)) = early {
+                            assert!(er.end <= 99_999, "step {step}: {er:?} reads past the job");
+                        }
+                    }
+                    Poll::Fed => {}
+                    Poll::Done(out) => break out,
+                }
+            };
+            assert_eq!(out, &file[123..99_999]);
+            assert_eq!((asked, read), (1, 99_999 - 123), "step {step} ahead {ahead}");
+        }
+        let job = Collect { want: ByteRange::new(0, 10_000), step: 1000, ahead: 0, got: vec![] };
+        let mut r = Runner::new(job, vec![0, file.len() as u64]);
+        let Poll::Read(f, range) = r.poll().unwrap() else { panic!("a read first") };
+        r.fill(f, range, file[..range.end as usize].to_vec()).unwrap();
+        assert_eq!(r.next_read(), None, "no read-ahead, no early read");
     }
 
     /// Reads as big as the need, fed to the job at most `max_feed` bytes at a time.
