@@ -101,6 +101,38 @@ async fn histograms_and_npy_match_the_engine() {
     assert_eq!(js_sys::Uint8Array::new(&buf).to_vec(), Q4K_NPY);
 }
 
+/// A whole-tensor histogram of many reads through the browser's driver, whose next Blob read
+/// starts early, equals the engine's own run over the same bytes, and reads each byte once.
+#[wasm_bindgen_test]
+async fn a_scan_of_many_reads_with_reads_started_early_equals_the_engine() {
+    use tensorscope::engine::hist_report::HistReport;
+    use tensorscope::engine::job::{histogram_job, run};
+    let elems = 5_000_003u64; // 20 MB of F32, not a whole number of reads
+    let header = format!(r#"{{"w":{{"dtype":"F32","shape":[{elems}],"data_offsets":[0,{}]}}}}"#, elems * 4);
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    let data_at = file.len() as u64;
+    for i in 0..elems {
+        let v = (i.wrapping_mul(2_654_435_761) % 1_000_003) as f32 - 500_000.0 + (i as f32) * 1e-3;
+        file.extend_from_slice(&v.to_le_bytes());
+    }
+    let (cp, sources) = open("w.safetensors", &file).await;
+    let t = cp.tensor("w").unwrap();
+    let read_before = sources[0].bytes_read();
+    let job = histogram_job(t, &Selection::Whole, false).unwrap();
+    let got = tensorscope::io::run(job, &sources, &Cancel::new(), |_| {}).await.unwrap();
+    assert_eq!(sources[0].bytes_read() - read_before, file.len() as u64 - data_at, "each byte of the tensor once");
+    let want = run(histogram_job(t, &Selection::Whole, false).unwrap(), vec![file.len() as u64], |_, r, buf| {
+        buf.clear();
+        buf.extend_from_slice(&file[r.start as usize..r.end as usize]);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(got.values.stats.count, elems);
+    let text = |s: &tensorscope::engine::job::HistogramSink| HistReport::new(t, &s.values, 64, None).to_text();
+    assert_eq!(text(&got), text(&want));
+}
+
 #[wasm_bindgen_test]
 async fn array_items_past_the_kept_ones_are_read_on_demand() {
     let (cp, src) = open("gguf_v3_le.gguf", GGUF).await;
