@@ -133,6 +133,37 @@ async fn a_scan_of_many_reads_with_reads_started_early_equals_the_engine() {
     assert_eq!(text(&got), text(&want));
 }
 
+/// The bundle's vector decoder gives exactly its plain twin's values, on random blocks (any
+/// scale bits: NaN, infinities and subnormals among them).
+#[wasm_bindgen_test]
+fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
+    use tensorscope::engine::decode::ggml::{q6_k_plain, Q6_K};
+    use tensorscope::engine::decode::DecodeFn;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let bytes: Vec<u8> = (0..210 * 144 * 4)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    let cases: [(&str, _, DecodeFn); 1] = [("Q6_K", Q6_K, q6_k_plain)];
+    for (name, codec, plain) in cases {
+        let blocks = bytes.len() / codec.block_bytes;
+        let src = &bytes[..blocks * codec.block_bytes];
+        let (mut got, mut want) = (vec![0f32; blocks * codec.block_elems], vec![1f32; blocks * codec.block_elems]);
+        (codec.decode)(src, &mut got);
+        plain(src, &mut want);
+        let mut nan = 0;
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            nan += usize::from(w.is_nan());
+            assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{name} value {i}: {g} vs {w}");
+        }
+        assert!(nan < got.len() / 2, "{name}: mostly numbers");
+    }
+}
+
 #[wasm_bindgen_test]
 async fn array_items_past_the_kept_ones_are_read_on_demand() {
     let (cp, src) = open("gguf_v3_le.gguf", GGUF).await;

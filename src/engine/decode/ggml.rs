@@ -365,33 +365,39 @@ pub const Q5_K: BlockCodec = BlockCodec {
 pub const Q6_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 210,
-    decode: |src, dst| {
-        blocks::<210, 256>(src, dst, |b, y| {
-            let d = f16_le(&b[208..]);
-            for half in 0..2 {
-                let ql = &b[half * 64..half * 64 + 64];
-                let qh = &b[128 + half * 32..128 + half * 32 + 32];
-                let sc = &b[192 + half * 8..192 + half * 8 + 8];
-                let out = &mut y[half * 128..half * 128 + 128];
-                for l in 0..32 {
-                    let is = l / 16;
-                    let q1 = ((ql[l] & 0x0f) | ((qh[l] & 3) << 4)) as i32 - 32;
-                    let q2 = ((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) as i32 - 32;
-                    let q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) as i32 - 32;
-                    let q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) as i32 - 32;
-                    let s = |k: usize| d * f32::from(sc[is + k] as i8);
-                    out[l] = s(0) * q1 as f32;
-                    out[l + 32] = s(2) * q2 as f32;
-                    out[l + 64] = s(4) * q3 as f32;
-                    out[l + 96] = s(6) * q4 as f32;
-                }
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q6_k_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q6_k,
     scales: Some(scales_f16_at::<210, 208>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`Q6_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q6_k_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<210, 256>(src, dst, |b, y| {
+        let d = f16_le(&b[208..]);
+        for half in 0..2 {
+            let ql = &b[half * 64..half * 64 + 64];
+            let qh = &b[128 + half * 32..128 + half * 32 + 32];
+            let sc = &b[192 + half * 8..192 + half * 8 + 8];
+            let out = &mut y[half * 128..half * 128 + 128];
+            for l in 0..32 {
+                let is = l / 16;
+                let q1 = ((ql[l] & 0x0f) | ((qh[l] & 3) << 4)) as i32 - 32;
+                let q2 = ((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) as i32 - 32;
+                let q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) as i32 - 32;
+                let q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) as i32 - 32;
+                let s = |k: usize| d * f32::from(sc[is + k] as i8);
+                out[l] = s(0) * q1 as f32;
+                out[l + 32] = s(2) * q2 as f32;
+                out[l + 64] = s(4) * q3 as f32;
+                out[l + 96] = s(6) * q4 as f32;
+            }
+        }
+    })
+}
 
 /// `d: f32, qs: [i8; 256], bsums: [i16; 16]` (ggml's activation format): `d * q`.
 pub const Q8_K: BlockCodec = BlockCodec {

@@ -9,6 +9,8 @@ pub mod groups;
 pub mod iq_tables;
 pub mod iquants;
 pub mod st_dtypes;
+#[cfg(target_arch = "wasm32")]
+mod wasm_simd;
 
 /// Decodes whole blocks into values.
 pub type DecodeFn = fn(src: &[u8], dst: &mut [f32]);
