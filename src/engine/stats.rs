@@ -362,18 +362,27 @@ mod lanes {
             for run in runs {
                 let (mut s, mut q, mut z) = (splat(0.0), splat(0.0), splat(0.0));
                 for c in run.as_chunks::<L>().0 {
-                    for g in 0..4 {
-                        let v = f32x4(c[4 * g], c[4 * g + 1], c[4 * g + 2], c[4 * g + 3]);
-                        // pmin(a, b) is `b < a ? b : a`: `v < lo ? v : lo`, as in plain.
-                        lo[g] = f32x4_pmin(lo[g], v);
-                        hi[g] = f32x4_pmax(hi[g], v);
-                        if ZEROS {
-                            z[g] = f32x4_add(z[g], v128_and(f32x4_eq(v, f32x4_splat(0.0)), one));
-                        }
-                        let d = f32x4_sub(v, shift);
-                        s[g] = f32x4_add(s[g], d);
-                        q[g] = f32x4_add(q[g], f32x4_mul(d, d));
+                    // Written out per vector, not looped: at "z" a loop over the four keeps
+                    // them in memory, not in registers (measured 2x slower).
+                    macro_rules! group {
+                        ($g:literal) => {
+                            // SAFETY: `c[4g..4g + 4]` is in bounds; `v128_load` reads unaligned.
+                            let v = unsafe { v128_load(c.as_ptr().add(4 * $g).cast()) };
+                            // pmin(a, b) is `b < a ? b : a`: `v < lo ? v : lo`, as in plain.
+                            lo[$g] = f32x4_pmin(lo[$g], v);
+                            hi[$g] = f32x4_pmax(hi[$g], v);
+                            if ZEROS {
+                                z[$g] = f32x4_add(z[$g], v128_and(f32x4_eq(v, f32x4_splat(0.0)), one));
+                            }
+                            let d = f32x4_sub(v, shift);
+                            s[$g] = f32x4_add(s[$g], d);
+                            q[$g] = f32x4_add(q[$g], f32x4_mul(d, d));
+                        };
                     }
+                    group!(0);
+                    group!(1);
+                    group!(2);
+                    group!(3);
                 }
                 out.add_run(pairwise(s), pairwise(q), pairwise(z))?;
             }
