@@ -91,7 +91,7 @@ impl Adapter {
     /// The distinct ranks, smallest first.
     pub fn ranks(&self) -> Vec<u64> {
         let mut r: Vec<u64> = self.modules.iter().filter_map(|m| m.rank).collect();
-        r.sort_unstable();
+        crate::sort::sort(&mut r);
         r.dedup();
         r
     }
@@ -133,7 +133,7 @@ impl Adapter {
                 parts.push(format!("rank {}", ranks.join("/")));
             }
             let mut alphas: Vec<String> = self.modules.iter().filter_map(|m| m.alpha.value()).map(fmt_num).collect();
-            alphas.sort();
+            crate::sort::sort(&mut alphas);
             alphas.dedup();
             if !alphas.is_empty() && alphas.len() <= 4 {
                 parts.push(format!("alpha {}", alphas.join("/")));
@@ -285,7 +285,7 @@ pub fn adapter(cp: &Checkpoint) -> Option<Adapter> {
         Some(Json::String(s)) => vec![s.clone()],
         _ => {
             let mut t: Vec<String> = modules.iter().map(|m| last_part(&m.name).to_owned()).collect();
-            t.sort();
+            crate::sort::sort(&mut t);
             t.dedup();
             t
         }

@@ -326,15 +326,21 @@ pub fn sorted<'d>(
                 rows.reverse();
             }
         }
-        SortBy::Name => rows.sort_by(|x, y| flip(tensor(x).map(|t| &t.name).cmp(&tensor(y).map(|t| &t.name)))),
-        SortBy::Status => rows.sort_by(|x, y| flip(x.status.name().cmp(y.status.name()))),
-        SortBy::Bytes => rows.sort_by(|x, y| flip(tensor(x).map(|t| t.nbytes).cmp(&tensor(y).map(|t| t.nbytes)))),
-        SortBy::Nmse | SortBy::Cosine | SortBy::MaxAbs => rows.sort_by(|x, y| match (value(x), value(y)) {
-            (Some(p), Some(q)) => flip(p.total_cmp(&q)),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => std::cmp::Ordering::Equal,
-        }),
+        SortBy::Name => {
+            crate::sort::sort_by(&mut rows, |x, y| flip(tensor(x).map(|t| &t.name).cmp(&tensor(y).map(|t| &t.name))))
+        }
+        SortBy::Status => crate::sort::sort_by(&mut rows, |x, y| flip(x.status.name().cmp(y.status.name()))),
+        SortBy::Bytes => {
+            crate::sort::sort_by(&mut rows, |x, y| flip(tensor(x).map(|t| t.nbytes).cmp(&tensor(y).map(|t| t.nbytes))))
+        }
+        SortBy::Nmse | SortBy::Cosine | SortBy::MaxAbs => {
+            crate::sort::sort_by(&mut rows, |x, y| match (value(x), value(y)) {
+                (Some(p), Some(q)) => flip(p.total_cmp(&q)),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            })
+        }
     }
     rows
 }

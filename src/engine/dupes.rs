@@ -10,8 +10,7 @@ pub enum Keep {
 
 /// The indices `0..n` whose key repeats another's and are not the one kept, in increasing order.
 pub fn repeated<'a, K: Ord + ?Sized + 'a>(n: usize, keep: Keep, key: impl Fn(usize) -> &'a K) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
+    let order = crate::sort::order_by(n, &mut |a, b| key(a).cmp(key(b)));
     let mut out = Vec::new();
     let mut run = 0;
     while run < order.len() {
@@ -23,7 +22,7 @@ pub fn repeated<'a, K: Ord + ?Sized + 'a>(n: usize, keep: Keep, key: impl Fn(usi
         out.extend((run..end).filter(|&i| i != kept).map(|i| order[i]));
         run = end;
     }
-    out.sort_unstable();
+    crate::sort::sort(&mut out);
     out
 }
 

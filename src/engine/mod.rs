@@ -33,6 +33,7 @@ pub mod safetensors;
 pub mod shard_probe;
 pub mod shards;
 pub mod sniff;
+pub mod sort;
 pub mod st_quant;
 pub mod stats;
 pub mod step;

@@ -139,7 +139,7 @@ impl Assembling {
             ));
             Set::Nothing
         };
-        configs.sort_by(|a, b| a.path.cmp(&b.path));
+        crate::sort::sort_by(&mut configs, |a, b| a.path.cmp(&b.path));
         Assembling { findings, configs, claimed, set }
     }
 
@@ -234,7 +234,7 @@ struct SafetensorsSet {
 
 impl SafetensorsSet {
     fn new(mut files: Vec<(FileInfo, safetensors::Header)>, indexes: Vec<(FileInfo, safetensors::Index)>) -> Self {
-        files.sort_by(|a, b| base_name(&a.0.path).cmp(base_name(&b.0.path)));
+        crate::sort::sort_by(&mut files, |a, b| base_name(&a.0.path).cmp(base_name(&b.0.path)));
         SafetensorsSet {
             meta: Metadata::new(files.len()),
             files: files.into_iter(),
@@ -486,7 +486,7 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
         let meta = h.metadata.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         kind::classify(meta, h.tensors.iter().map(|t| t.name.as_str())) == kind::Kind::Projector
     };
-    files.sort_by_cached_key(|(info, h)| {
+    crate::sort::sort_by_cached_key(&mut files, |(info, h)| {
         (is_projector(h), split_u64(h, "split.no").unwrap_or(u64::MAX), base_name(&info.path).to_owned())
     });
     let models = match files.iter().take_while(|(_, h)| !is_projector(h)).count() {
@@ -569,7 +569,7 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
     let counts: HashSet<Option<u64>> = split.iter().map(|s| s.1).collect();
     if counts.len() > 1 {
         let mut counts: Vec<String> = counts.iter().map(|c| c.map_or("none".into(), |c| c.to_string())).collect();
-        counts.sort();
+        crate::sort::sort(&mut counts);
         findings.push(mismatch(format!("files disagree on split.count: {}", counts.join(", "))));
         return;
     }

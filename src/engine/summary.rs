@@ -122,7 +122,7 @@ impl<'a> Tally<'a> {
         }
         let sorted = |m: BTreeMap<String, Totals>| {
             let mut m: Vec<(String, Totals)> = m.into_iter().collect();
-            m.sort_by(|a, b| b.1.bytes.cmp(&a.1.bytes).then_with(|| a.0.cmp(&b.0)));
+            crate::sort::sort_by(&mut m, |a, b| b.1.bytes.cmp(&a.1.bytes).then_with(|| a.0.cmp(&b.0)));
             m
         };
         Summary { all: self.all, by_dtype: sorted(named), quant_mix: sorted(mix), overhead_bytes: self.overhead_bytes }

@@ -69,7 +69,7 @@ fn tag_counts(j: &Json) -> Vec<(String, u64)> {
         }
     }
     let mut v: Vec<(String, u64)> = sums.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    crate::sort::sort_by(&mut v, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v
 }
 

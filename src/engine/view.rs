@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 
 use super::model::{Checkpoint, Tensor};
+use super::sort::order_by;
 
 /// Whether `name` matches `pattern`: a glob when it holds `*` or `?` (matched against the whole
 /// name), a case-insensitive substring otherwise. An empty pattern matches everything.
@@ -196,38 +197,36 @@ pub fn narrows(old: &str, new: &str) -> bool {
 
 /// Every tensor's index, sorted by `column` (ascending unless `desc`); ties keep file order.
 pub fn sorted(cp: &Checkpoint, column: Column, desc: bool) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..cp.tensors.len()).collect();
+    let n = cp.tensors.len();
     if column == Column::Index {
+        let mut idx: Vec<usize> = (0..n).collect();
         if desc {
             idx.reverse();
         }
         return idx;
     }
+    // Ties keep file order whichever the direction: the order is stable and only the key flips.
+    let dir = |o: Ordering| if desc { o.reverse() } else { o };
     // Derived keys are computed once, not once per comparison.
     if column == Column::Dtype {
         let names: Vec<String> = cp.tensors.iter().map(|t| t.dtype.name()).collect();
-        idx.sort_by(|&a, &b| if desc { names[b].cmp(&names[a]) } else { names[a].cmp(&names[b]) }.then(a.cmp(&b)));
-        return idx;
+        return order_by(n, &mut |a, b| dir(names[a].cmp(&names[b])));
     }
     if column == Column::Params {
         let params = crate::st_quant::logical_params(cp);
-        idx.sort_by(|&a, &b| if desc { params[b].cmp(&params[a]) } else { params[a].cmp(&params[b]) }.then(a.cmp(&b)));
-        return idx;
+        return order_by(n, &mut |a, b| dir(params[a].cmp(&params[b])));
     }
-    idx.sort_by(|&a, &b| {
+    order_by(n, &mut |a, b| {
         let (x, y) = (&cp.tensors[a], &cp.tensors[b]);
-        let o = match column {
+        dir(match column {
             Column::Name => natural(&x.name, &y.name),
             Column::Shape => x.shape.cmp(&y.shape),
             Column::Index | Column::Dtype | Column::Params => unreachable!("ordered above"),
             Column::Bytes => x.nbytes.cmp(&y.nbytes),
             Column::Offset => (x.file, x.offset).cmp(&(y.file, y.offset)),
             Column::File => x.file.cmp(&y.file),
-        };
-        let o = if desc { o.reverse() } else { o };
-        o.then(a.cmp(&b))
-    });
-    idx
+        })
+    })
 }
 
 /// Compare names with embedded numbers by value: `blk.2` before `blk.10`.
@@ -292,7 +291,7 @@ pub fn group_by_layer(cp: &Checkpoint, rows: &[usize]) -> Vec<Group> {
         g.params = g.params.saturating_add(params[i]);
         g.bytes = g.bytes.saturating_add(t.nbytes);
     }
-    groups.sort_by_key(|g| (g.layer.is_none(), g.layer));
+    crate::sort::sort_by_key(&mut groups, |g| (g.layer.is_none(), g.layer));
     groups
 }
 

@@ -61,7 +61,7 @@ pub async fn open_inputs(
     cancel: &Cancel,
     progress: impl FnMut(OpenProgress),
 ) -> Result<(Checkpoint, Vec<Source>), RunError> {
-    inputs.sort_by(|a, b| a.path.cmp(&b.path));
+    crate::engine::sort::sort_by(inputs, |a, b| a.path.cmp(&b.path));
     let files: Vec<(String, Source)> =
         inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
     open_sources(&files, cancel, progress).await

@@ -54,7 +54,7 @@ fn estimate_table(cp: &Checkpoint, digest: &Digest, chosen: &[u64]) -> impl Into
         })
         .collect_view();
     let mut contexts: Vec<u64> = e.kv_cache.iter().map(|k| k.context).collect();
-    contexts.sort_unstable();
+    crate::engine::sort::sort(&mut contexts);
     contexts.dedup();
     let heads = CacheType::ALL
         .iter()

@@ -210,7 +210,7 @@ impl AppState {
             self.error.set(Some("nothing to open: no files were given".into()));
             return;
         }
-        inputs.sort_by(|a, b| a.path.cmp(&b.path));
+        crate::engine::sort::sort_by(&mut inputs, |a, b| a.path.cmp(&b.path));
         let files: Vec<(String, Source)> =
             inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
         spawn_local(async move {
@@ -301,7 +301,7 @@ impl AppState {
             let cancel = Cancel::new();
             let result = if urls.is_empty() {
                 let mut inputs = inputs;
-                inputs.sort_by(|a, b| a.path.cmp(&b.path));
+                crate::engine::sort::sort_by(&mut inputs, |a, b| a.path.cmp(&b.path));
                 let files: Vec<(String, Source)> =
                     inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
                 open_sources(&files, &cancel, |_| {}).await

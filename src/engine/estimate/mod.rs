@@ -315,7 +315,7 @@ pub fn estimate_from(inputs: &Inputs, kind: Kind, contexts: &[u64]) -> Estimate 
     let mut contexts: Vec<u64> = CONTEXTS.to_vec();
     contexts.extend(facts.context.filter(|&c| c > 0));
     contexts.extend(chosen.iter().copied().filter(|&c| c > 0));
-    contexts.sort_unstable();
+    crate::sort::sort(&mut contexts);
     contexts.dedup();
     let mut unknown = facts.unknown.clone();
     let mut kv_cache = Vec::new();

@@ -161,7 +161,7 @@ pub fn spans(h: &Header) -> Vec<Option<u64>> {
     let room = h.file_len.saturating_sub(data_start);
     let mut order: Vec<usize> = (0..h.tensors.len()).collect();
     if !h.tensors.windows(2).all(|w| w[0].rel_offset <= w[1].rel_offset) {
-        order.sort_by_key(|&i| h.tensors[i].rel_offset);
+        crate::sort::sort_by_key(&mut order, |&i| h.tensors[i].rel_offset);
     }
     let mut out = vec![None; h.tensors.len()];
     for (k, &i) in order.iter().enumerate() {

@@ -13,7 +13,7 @@ use crate::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue,
 pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
     let mut cp = Checkpoint::empty(Format::Pickle);
     let mut files = files;
-    files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    crate::sort::sort_by(&mut files, |a, b| a.0.path.cmp(&b.0.path));
     for (i, (info, read)) in files.into_iter().enumerate() {
         let big_endian = read.findings.iter().any(|f| f.code == rules::BIG_ENDIAN);
         let mut meta = vec![("pickle.container".to_owned(), read.container.name().to_owned())];
@@ -127,6 +127,6 @@ fn import_findings(path: &str, read: &PickleRead) -> Vec<Finding> {
             }
         })
         .collect();
-    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    crate::sort::sort_by_key(&mut out, |f| std::cmp::Reverse(f.severity));
     out
 }

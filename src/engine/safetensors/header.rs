@@ -362,7 +362,7 @@ impl JsonScan {
         if self.dropped.is_empty() {
             return;
         }
-        self.dropped.sort_unstable();
+        crate::sort::sort(&mut self.dropped);
         let mut dropped = self.dropped.iter().copied().peekable();
         let mut i = 0;
         out.tensors.retain(|_| {
@@ -581,8 +581,10 @@ fn tensor_entry(name: &str, raw: &str) -> Result<EntryFields, EntryError> {
 /// The reference implementation's `validate()`, reporting every fault instead of the first.
 fn validate(out: &mut Header) {
     let data_start = out.data_start();
-    let mut order: Vec<usize> = (0..out.tensors.len()).collect();
-    order.sort_by_key(|&i| (out.tensors[i].begin, out.tensors[i].end));
+    let order = crate::sort::order_by(out.tensors.len(), &mut |a, b| {
+        let (x, y) = (&out.tensors[a], &out.tensors[b]);
+        (x.begin, x.end).cmp(&(y.begin, y.end))
+    });
     let mut expected = 0u64;
     let mut findings = Vec::new();
     for &i in &order {
