@@ -12,15 +12,13 @@ use crate::engine::range::ByteRange;
 pub struct FileSource {
     file: File,
     len: u64,
-    /// Bytes handed out so far.
-    pub bytes_read: u64,
 }
 
 impl FileSource {
     pub fn open(path: &Path) -> io::Result<Self> {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
-        Ok(FileSource { file, len, bytes_read: 0 })
+        Ok(FileSource { file, len })
     }
 
     pub fn len(&self) -> u64 {
@@ -37,9 +35,7 @@ impl FileSource {
         let n = end.saturating_sub(range.start);
         // Only bytes the buffer did not hold before are zeroed; every byte is then read over.
         buf.resize(usize::try_from(n).map_err(|_| io::Error::other("read too large"))?, 0);
-        read_exact_at(&self.file, buf, range.start)?;
-        self.bytes_read += n;
-        Ok(())
+        read_exact_at(&self.file, buf, range.start)
     }
 }
 
