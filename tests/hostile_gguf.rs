@@ -361,3 +361,55 @@ fn tensor_names_are_compared_as_ggml_does_up_to_a_nul() {
     let cp = open_one("x.gguf", &g.build());
     assert!(!codes(&cp).contains(&rules::DUPLICATE_KEY), "{:?}", cp.findings);
 }
+
+/// Parse `bytes` as the start of a file of `claimed` bytes (zeros after `bytes`, as a sparse
+/// file reads), failing once more than `budget` bytes were read.
+fn parse_claimed(bytes: &[u8], claimed: u64, budget: u64) -> tensorscope::engine::gguf::Header {
+    use tensorscope::engine::open::FileDecoder;
+    use tensorscope::engine::step::drive;
+    let mut read = 0u64;
+    let parsed = drive(FileDecoder::new("x.gguf", claimed), 1 << 16, |r| {
+        read += r.len();
+        if read > budget {
+            return Err(format!("read {read} bytes, over the budget of {budget}"));
+        }
+        let mut out = vec![0u8; r.len() as usize];
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = bytes.get(r.start as usize + i).copied().unwrap_or(0);
+        }
+        Ok(out)
+    })
+    .unwrap();
+    match parsed {
+        Parsed::Gguf(h) => h,
+        other => panic!("not GGUF: {other:?}"),
+    }
+}
+
+#[test]
+fn a_dimension_count_far_past_ggmls_stops_the_tensor_infos_without_buffering_them() {
+    // A 40 GB file whose second tensor info claims 2^32 - 1 dimensions (34 GB of them).
+    let mut g = Gguf::header(3, 3, 0);
+    g.tensor("first", &[8], 0, 0);
+    g.str(b"second").u32(u32::MAX);
+    let h = parse_claimed(&g.build(), 40 << 30, 1 << 20);
+    assert_eq!(h.tensors.len(), 1, "the tensor before it is kept");
+    assert_eq!(h.tensors[0].name, "first");
+    let f = h.findings.iter().find(|f| f.code == rules::TOO_MANY_DIMS).expect("a finding names the rule");
+    assert!(f.message.contains("4294967295 dimensions") && f.message.contains("offset"), "{}", f.message);
+}
+
+#[test]
+fn counts_a_big_file_could_hold_reserve_no_more_than_a_real_header_needs() {
+    // 100 million tensor infos fit the 4 GB this file claims (24 bytes each at least), not
+    // memory: what is reserved up front stays small, and the one real info is read.
+    let mut b = Gguf::header(3, 100_000_000, 100_000_000).build();
+    // The first key/value is damaged at once, so parsing stops there.
+    b.extend_from_slice(&1u64.to_le_bytes());
+    b.extend_from_slice(b"k");
+    b.extend_from_slice(&999u32.to_le_bytes());
+    let h = parse_claimed(&b, 4 << 30, 1 << 20);
+    assert!(h.tensors.capacity() <= 1 << 16, "reserved {} tensor infos", h.tensors.capacity());
+    assert!(h.metadata.capacity() <= 1 << 16, "reserved {} key/values", h.metadata.capacity());
+    assert!(!h.findings.is_empty());
+}

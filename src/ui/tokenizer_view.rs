@@ -102,7 +102,8 @@ fn TokenPanel(cp: Arc<Checkpoint>) -> impl IntoView {
             found.set(None);
             picked.set(Some(id));
             if let Some(el) = scroller.get_untracked() {
-                el.set_scroll_top((id.min(len) * ROW_PX).saturating_sub(4 * ROW_PX) as i32);
+                let px = (id.min(len) * ROW_PX).saturating_sub(4 * ROW_PX);
+                el.set_scroll_top(i32::try_from(px).unwrap_or(i32::MAX));
             }
         }
         spawn_local(async move {

@@ -16,6 +16,10 @@ use crate::step::{Decoder, FeedError, Step, Window};
 pub const DEFAULT_ALIGNMENT: u64 = 32;
 /// ggml's `GGML_MAX_DIMS`.
 pub const MAX_DIMS: u32 = 4;
+/// Most dimensions a tensor info is still read with (then flagged): beyond, parsing stops.
+const MAX_READ_DIMS: u32 = 64;
+/// Most entries reserved from a header's counts before any is read.
+const RESERVE_ENTRIES: u64 = 1 << 16;
 /// ggml's `GGML_MAX_NAME`: a tensor name must be shorter, to fit with its NUL.
 pub const MAX_NAME_BYTES: u64 = 64;
 /// Longest string value read (chat templates, embedded tokenizer JSON).
@@ -275,10 +279,12 @@ impl HeaderDecoder {
             ))
             .into();
         }
-        // Both counts were just checked against the bytes that remain.
-        self.out.metadata.reserve(usize::try_from(kvs).unwrap_or(0));
-        self.out.tensors.reserve(usize::try_from(tensors).unwrap_or(0));
-        self.key_at.reserve(usize::try_from(kvs).unwrap_or(0));
+        // Room for what a real header holds: the counts fit the file's bytes, not memory (a
+        // damaged count in a 40 GB file could ask for gigabytes); more grows as entries are read.
+        let hint = |n: u64| usize::try_from(n.min(RESERVE_ENTRIES)).unwrap_or(0);
+        self.out.metadata.reserve(hint(kvs));
+        self.out.tensors.reserve(hint(tensors));
+        self.key_at.reserve(hint(kvs));
         self.state = State::KeyValue;
         Outcome::Progress
     }
@@ -599,6 +605,17 @@ impl HeaderDecoder {
             Ok(n) => n,
             Err(s) => return s.into(),
         };
+        if n_dims > MAX_READ_DIMS {
+            // Far past ggml's limit: no tensor info, and buffering it would take what it claims.
+            return Stop(Finding::error(
+                rules::TOO_MANY_DIMS,
+                format!(
+                    "tensor info at offset {start} declares {n_dims} dimensions (ggml allows at most \
+                     {MAX_DIMS}); the tensor infos from there on are not read"
+                ),
+            ))
+            .into();
+        }
         let dims_bytes = u64::from(n_dims) * 8;
         if dims_bytes + 12 > left.saturating_sub(r.pos()) {
             return Stop(Finding::error(
