@@ -285,3 +285,67 @@ fn a_storage_past_4_gib_is_found_through_zip64() {
     assert_eq!((h["min"].as_f64(), h["max"].as_f64(), h["count"].as_u64()), (Some(-2.0), Some(3.25), Some(4)));
     std::fs::remove_file(&file).unwrap();
 }
+
+/// Pickle text opcodes: `X` short unicode of `s`.
+fn unicode(s: &[u8]) -> Vec<u8> {
+    let mut v = vec![b'X'];
+    v.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    v.extend_from_slice(s);
+    v
+}
+
+#[test]
+fn a_shape_that_holds_its_own_call_is_not_followed_forever() {
+    // L = []; S = list(L); L.append(S); _rebuild_tensor_v2(storage, 0, S, S): the shape is a
+    // call over a list holding that call (a cycle; following it overflowed the stack).
+    let mut p = vec![0x80, 2, b']', b'q', 0];
+    p.extend_from_slice(b"cbuiltins\nlist\n");
+    p.extend_from_slice(&[b'h', 0, b'R', b'q', 1, b'a', b'0']);
+    p.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n");
+    p.extend_from_slice(b"((");
+    for s in [&b"storage"[..], b"FloatStorage", b"0", b"cpu"] {
+        p.extend(unicode(s));
+    }
+    p.extend_from_slice(&[b'K', 1, b't', b'Q', b'K', 0, b'h', 1, b'h', 1, b't', b'R', b'.']);
+    let t = machine::run(&p, 0);
+    assert!(t.stopped.is_none(), "{:?}", t.stopped);
+    assert!(tensorscope::engine::pickle::torch::tensors(&t).is_empty(), "no shape, no tensor");
+}
+
+#[test]
+fn long_names_reused_through_the_memo_are_refused_or_cut_not_copied_each_time() {
+    // A 1 MiB string memoised once, then named by 4,000 STACK_GLOBALs (8 GB of copies before).
+    let big = vec![b'a'; 1 << 20];
+    let mut p = vec![0x80, 4];
+    p.extend(unicode(&big));
+    p.extend_from_slice(&[b'q', 0]);
+    for _ in 0..4000 {
+        p.extend_from_slice(&[b'h', 0, b'h', 0, 0x93, b'0']);
+    }
+    p.push(b'.');
+    let t = machine::run(&p, 0);
+    let stop = t.stopped.as_ref().expect("a global's name that long stops the machine");
+    assert!(stop.why.contains("over the limit of 1024"), "{stop:?}");
+    assert!(t.globals().next().is_none(), "no global kept with such a name");
+
+    // A dict of 500k items whose keys are all that string, the last a tensor: its name is the
+    // key cut short (each item's name was the whole key, copied: half a terabyte).
+    let mut p = vec![0x80, 4];
+    p.extend(unicode(&big));
+    p.extend_from_slice(&[b'q', 0, b'}', b'(']);
+    for _ in 0..500_000 {
+        p.extend_from_slice(&[b'h', 0, b'N']);
+    }
+    p.extend_from_slice(&[b'h', 0]);
+    p.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n((");
+    for s in [&b"storage"[..], b"FloatStorage", b"0", b"cpu"] {
+        p.extend(unicode(s));
+    }
+    p.extend_from_slice(b"K\x01tQK\x00(K\x01t(K\x01ttRu.");
+    let t = machine::run(&p, 0);
+    assert!(t.stopped.is_none(), "{:?}", t.stopped);
+    let tensors = tensorscope::engine::pickle::torch::tensors(&t);
+    assert_eq!(tensors.len(), 1);
+    assert!(tensors[0].name.len() <= 256 && tensors[0].name.bytes().all(|b| b == b'a'), "{}", tensors[0].name.len());
+    assert_eq!(tensors[0].shape, [1]);
+}

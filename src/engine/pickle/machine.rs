@@ -18,6 +18,8 @@ pub const MAX_MEMO: usize = 1 << 20;
 pub const MAX_MARKS: usize = 4096;
 /// Longest text or bytes item copied into a node; longer ones keep their position only.
 pub const MAX_TEXT: usize = 1 << 20;
+/// Longest module plus name a global may have.
+pub const MAX_GLOBAL_BYTES: usize = 1024;
 
 /// What a call-like opcode was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,6 +288,14 @@ impl Machine<'_> {
     }
 
     fn global(&mut self, module: String, name: String, at: usize) -> R<Id> {
+        // Python's dotted names are short; a long one reused through the memo would be copied
+        // per use (4,000 uses of a 1 MiB string are 8 GB).
+        if module.len() + name.len() > MAX_GLOBAL_BYTES {
+            return bad(format!(
+                "a global's module and name are {} bytes, over the limit of {MAX_GLOBAL_BYTES}",
+                module.len() + name.len()
+            ));
+        }
         self.node(Node::Global { module, name, at: self.base + at as u64 })
     }
 

@@ -427,9 +427,11 @@ impl PickleDecoder {
                         torch::tensors(&tree).into_iter().map(|t| t.storage.key).collect();
                     let by_name: HashMap<&str, usize> =
                         entries.iter().enumerate().map(|(i, e)| (e.name.as_str(), i)).collect();
+                    // Read after what is left to do, in key order (the list is taken from its end).
+                    let mut storages = Vec::new();
                     for k in &keys {
                         match by_name.get(format!("{}data/{k}", self.prefix).as_str()) {
-                            Some(&i) => todo.insert(0, (i, Purpose::Storage)),
+                            Some(&i) => storages.push((i, Purpose::Storage)),
                             None => self.out.findings.push(Finding::error(
                                 rules::MISSING_STORAGE,
                                 format!(
@@ -439,6 +441,8 @@ impl PickleDecoder {
                             )),
                         }
                     }
+                    storages.reverse();
+                    todo.splice(0..0, storages);
                     self.tree = Some(tree);
                     self.state = State::ZipLocal(entries, todo);
                 }

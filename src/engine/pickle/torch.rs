@@ -11,6 +11,8 @@ use crate::safetensors::Dtype;
 const MAX_DEPTH: usize = 64;
 /// Most tensors listed from one pickle.
 pub const MAX_TENSORS: usize = 1 << 20;
+/// Longest key kept as part of a tensor's name (longer keys are cut).
+const MAX_NAME_PART: usize = 256;
 
 /// The storage a tensor views.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,10 +111,16 @@ fn join(prefix: &str, part: &str) -> String {
     }
 }
 
-/// A key as a name part: a string, an integer, or `?`.
+/// A key as a name part: a string (its first [`MAX_NAME_PART`] bytes), an integer, or `?`.
 fn key_text(tree: &Tree, id: Id) -> String {
     match tree.get(id) {
-        Some(Node::Str(s)) => s.clone(),
+        Some(Node::Str(s)) => {
+            let mut end = s.len().min(MAX_NAME_PART);
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s[..end].to_owned()
+        }
         Some(Node::Int(v)) => v.to_string(),
         _ => "?".to_owned(),
     }
@@ -127,21 +135,35 @@ fn walk(tree: &Tree, id: Id, name: String, depth: usize, seen: &mut HashSet<Id>,
         return;
     }
     match tree.get(id) {
+        // A value already walked is skipped before its name is built (a million keys can name
+        // one value).
         Some(Node::Dict(items)) => {
-            for (k, v) in items {
+            for (k, v) in items.iter() {
+                if seen.contains(v) {
+                    continue;
+                }
                 walk(tree, *v, join(&name, &key_text(tree, *k)), depth + 1, seen, out);
             }
         }
         Some(Node::List(items)) | Some(Node::Tuple(items)) => {
             for (i, v) in items.iter().enumerate() {
+                if seen.contains(v) {
+                    continue;
+                }
                 walk(tree, *v, join(&name, &i.to_string()), depth + 1, seen, out);
             }
         }
         Some(Node::Call { items, appended, state, .. }) => {
-            for (k, v) in items {
+            for (k, v) in items.iter() {
+                if seen.contains(v) {
+                    continue;
+                }
                 walk(tree, *v, join(&name, &key_text(tree, *k)), depth + 1, seen, out);
             }
             for (i, v) in appended.iter().enumerate() {
+                if seen.contains(v) {
+                    continue;
+                }
                 walk(tree, *v, join(&name, &i.to_string()), depth + 1, seen, out);
             }
             if let Some(s) = state {
@@ -222,14 +244,20 @@ fn tensor(tree: &Tree, id: Id, name: &str, depth: usize) -> Option<PickledTensor
     }
 }
 
-fn ints(tree: &Tree, id: Id) -> Option<Vec<u64>> {
-    let items = match tree.get(id)? {
-        Node::Tuple(v) | Node::List(v) => v,
-        // torch.Size((…)) pickles as a reduce of torch.Size over a tuple.
-        Node::Call { args, .. } => return ints(tree, *tree.items(*args)?.first()?),
-        _ => return None,
-    };
-    items.iter().map(|&i| tree.int(i).and_then(|v| u64::try_from(v).ok())).collect()
+/// A shape or strides: a tuple or list of integers, or a call over one (torch.Size((…)) pickles
+/// as a reduce of torch.Size over a tuple), a few calls deep at most (a list a call was appended
+/// to can hold that call: no cycle is followed).
+fn ints(tree: &Tree, mut id: Id) -> Option<Vec<u64>> {
+    for _ in 0..4 {
+        match tree.get(id)? {
+            Node::Tuple(v) | Node::List(v) => {
+                return v.iter().map(|&i| tree.int(i).and_then(|v| u64::try_from(v).ok())).collect()
+            }
+            Node::Call { args, .. } => id = *tree.items(*args)?.first()?,
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The storage a persistent id names: `('storage', type, key, location, numel[, view])`.
