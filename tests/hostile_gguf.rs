@@ -413,3 +413,31 @@ fn counts_a_big_file_could_hold_reserve_no_more_than_a_real_header_needs() {
     assert!(h.metadata.capacity() <= 1 << 16, "reserved {} key/values", h.metadata.capacity());
     assert!(!h.findings.is_empty());
 }
+
+#[test]
+fn tensor_names_over_the_key_limit_stop_the_tensor_infos() {
+    let long = "n".repeat(100_000);
+    let mut g = Gguf::header(3, 2, 0);
+    g.tensor("first", &[8], 0, 0).tensor(&long, &[8], 0, 32).pad(32).data(64);
+    let h = header(&g.build());
+    assert_eq!(h.tensors.len(), 1);
+    let f = h.findings.iter().find(|f| f.code == rules::STRING_TOO_LONG).expect("the long name stops parsing");
+    assert!(f.message.contains("tensor name") && f.message.contains("100000 bytes"), "{}", f.message);
+}
+
+#[test]
+fn a_rule_broken_once_per_entry_lists_its_first_thousand_findings_and_counts_the_rest() {
+    // 20,000 empty keys: each is an empty key and a repeat of the first.
+    let mut g = Gguf::header(3, 0, 20_000);
+    for i in 0..20_000 {
+        g.kv_u32("", i);
+    }
+    let cp = has(&g.build(), rules::EMPTY_KEY);
+    let max = tensorscope::engine::findings::MAX_PER_RULE;
+    for (code, more) in [(rules::EMPTY_KEY, 20_000 - max), (rules::DUPLICATE_KEY, 19_999 - max)] {
+        let of: Vec<_> = cp.findings.iter().filter(|f| f.code == code).collect();
+        assert_eq!(of.len(), max + 1, "{code}");
+        assert!(of[max].message.starts_with(&format!("{more} more findings")), "{}", of[max].message);
+        assert!(of.iter().all(|f| f.severity == Severity::Error));
+    }
+}

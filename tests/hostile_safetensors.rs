@@ -172,3 +172,16 @@ fn bytes_after_the_header_are_never_read_as_its_json() {
     let cp = open_one("x.safetensors", &b);
     assert!(codes(&cp).contains(&rules::INVALID_JSON), "{:?}", cp.findings);
 }
+
+#[test]
+fn a_rule_broken_once_per_entry_lists_its_first_thousand_findings_and_counts_the_rest() {
+    let entries: Vec<String> = (0..30_000).map(|i| format!(r#""x{i}":7"#)).collect();
+    let h = format!("{{{},\"ok\":{{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}}}", entries.join(","));
+    let cp = has(&safetensors(&h, 4), rules::BAD_TENSOR_ENTRY);
+    let max = tensorscope::engine::findings::MAX_PER_RULE;
+    let bad: Vec<_> = cp.findings.iter().filter(|f| f.code == rules::BAD_TENSOR_ENTRY).collect();
+    assert_eq!(bad.len(), max + 1);
+    assert_eq!(bad[0].tensor.as_deref(), Some("x0"), "the first ones are listed");
+    assert!(bad[max].message.starts_with(&format!("{} more findings", 30_000 - max)), "{}", bad[max].message);
+    assert_eq!(cp.tensors.len(), 1, "the good entry is still shown");
+}

@@ -8,7 +8,7 @@ use super::reader::{Reader, Short};
 use super::rules;
 use super::value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};
 use super::GgmlType;
-use crate::findings::Finding;
+use crate::findings::{Finding, RuleCap};
 use crate::range::ByteRange;
 use crate::step::{Decoder, FeedError, Step, Window};
 
@@ -146,6 +146,8 @@ pub struct HeaderDecoder {
     name_keys: Vec<(usize, Vec<u8>)>,
     /// Don't retry the current item until the window reaches this offset.
     wait_until: u64,
+    /// Findings kept to so many per rule.
+    cap: RuleCap,
 }
 
 impl HeaderDecoder {
@@ -163,6 +165,7 @@ impl HeaderDecoder {
             tensor_at: Vec::new(),
             name_keys: Vec::new(),
             wait_until: 0,
+            cap: RuleCap::default(),
         }
     }
 
@@ -597,7 +600,9 @@ impl HeaderDecoder {
         let start = self.pos();
         let left = self.left();
         let mut r = Reader::new(self.window.bytes(), self.out.big_endian);
-        let name = match r.string_bytes("tensor name", MAX_STRING_BYTES.min(left)) {
+        // Names as long as keys at most: ggml's are under 64 bytes, and each finding on a tensor
+        // repeats its name.
+        let name = match r.string_bytes("tensor name", MAX_KEY_BYTES.min(left)) {
             Ok(n) => n,
             Err(s) => return self.short_or_stop(s, start),
         };
@@ -796,8 +801,10 @@ impl Decoder for HeaderDecoder {
     fn step(&mut self) -> Step<Header> {
         loop {
             if self.state == State::Done {
+                self.cap.finish(&mut self.out.findings);
                 return Step::Done(std::mem::take(&mut self.out));
             }
+            self.cap.trim(&mut self.out.findings);
             if self.window.end() < self.wait_until {
                 return Step::Need(self.need(self.wait_until));
             }
@@ -860,7 +867,7 @@ fn short_or_stop(file_len: u64, s: Short, at: u64) -> Outcome {
                 format!(
                     "{what} at offset {at} claims {len} bytes; {} bytes are left in the file and the limit is {}",
                     file_len.saturating_sub(at),
-                    if what == "key" { MAX_KEY_BYTES } else { MAX_STRING_BYTES }
+                    if matches!(what, "key" | "tensor name") { MAX_KEY_BYTES } else { MAX_STRING_BYTES }
                 ),
             ))
             .into()

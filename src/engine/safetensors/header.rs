@@ -4,7 +4,7 @@ use serde_json::Value as Json;
 
 use super::rules;
 use super::Dtype;
-use crate::findings::Finding;
+use crate::findings::{Finding, RuleCap};
 use crate::range::ByteRange;
 use crate::step::{Decoder, FeedError, Step, Window};
 
@@ -59,6 +59,8 @@ pub struct HeaderDecoder {
     state: State,
     out: Header,
     json: JsonScan,
+    /// Findings kept to so many per rule.
+    cap: RuleCap,
 }
 
 impl HeaderDecoder {
@@ -68,6 +70,7 @@ impl HeaderDecoder {
             state: State::Length,
             out: Header { file_len, ..Header::default() },
             json: JsonScan::default(),
+            cap: RuleCap::default(),
         }
     }
 
@@ -88,7 +91,10 @@ impl Decoder for HeaderDecoder {
     fn step(&mut self) -> Step<Header> {
         loop {
             match self.state {
-                State::Done => return Step::Done(std::mem::take(&mut self.out)),
+                State::Done => {
+                    self.cap.finish(&mut self.out.findings);
+                    return Step::Done(std::mem::take(&mut self.out));
+                }
                 State::Length => {
                     if self.out.file_len < 8 {
                         let len = self.out.file_len;
@@ -127,7 +133,9 @@ impl Decoder for HeaderDecoder {
                 }
                 State::Json => {
                     let end = 8 + self.out.header_len;
-                    match self.json.scan(&mut self.window, end, &mut self.out) {
+                    let scanned = self.json.scan(&mut self.window, end, &mut self.out);
+                    self.cap.trim(&mut self.out.findings);
+                    match scanned {
                         Scanned::More => return Step::Need(ByteRange::new(self.window.end(), end)),
                         Scanned::Object => {
                             self.json.finish(&mut self.out);
