@@ -11,11 +11,11 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value as Json;
 
 use super::rules;
-use crate::findings::Finding;
+use crate::findings::{Finding, RuleCap};
 use crate::step::{Decoder, FeedError, Step, Window};
 
-/// Largest index read (real ones reach tens of MB).
-pub const MAX_INDEX_BYTES: u64 = 512 << 20;
+/// Largest index read (real ones reach tens of MB; its names take about as much again).
+pub const MAX_INDEX_BYTES: u64 = 256 << 20;
 
 /// A parsed index.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -129,21 +129,7 @@ impl<'de> Visitor<'de> for Root<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match &*key {
-                "metadata" => {
-                    let m: Json = map.next_value()?;
-                    self.index.total_parameters = m.get("total_parameters").and_then(Json::as_u64);
-                    if let Some(v) = m.get("total_size") {
-                        match v
-                            .as_u64()
-                            .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
-                        {
-                            Some(n) => self.index.total_size = Some(n),
-                            None => {
-                                self.index.findings.push(bad(format!("metadata.total_size is {v}, not a byte count")))
-                            }
-                        }
-                    }
-                }
+                "metadata" => map.next_value_seed(Metadata(self.index))?,
                 "weight_map" => *self.saw |= map.next_value_seed(WeightMap(self.index))?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -151,6 +137,144 @@ impl<'de> Visitor<'de> for Root<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// `metadata`: `total_size` and `total_parameters`; anything else is skipped unread (no JSON
+/// tree of a metadata object however big).
+struct Metadata<'a>(&'a mut Index);
+
+impl<'de> DeserializeSeed<'de> for Metadata<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Metadata<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "total_parameters" => self.0.total_parameters = map.next_value::<Count>()?.0.ok(),
+                "total_size" => match map.next_value::<Count>()?.0 {
+                    Ok(n) => self.0.total_size = Some(n),
+                    Err(what) => self.0.findings.push(bad(format!("metadata.total_size is {what}, not a byte count"))),
+                },
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+    // Anything but an object holds neither.
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+}
+
+/// A JSON value's kind, as findings name it; containers are skipped unread.
+fn kind_of<'de, D: Deserializer<'de>>(d: D) -> Result<Result<Json, &'static str>, D::Error> {
+    struct Kind;
+    impl<'de> Visitor<'de> for Kind {
+        type Value = Result<Json, &'static str>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Ok(Json::Null))
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+            Ok(Ok(Json::Bool(v)))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Ok(Json::from(v)))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Ok(Json::from(v)))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Ok(Json::from(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Ok(Json::String(v.to_owned())))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Err("an array"))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Err("an object"))
+        }
+    }
+    d.deserialize_any(Kind)
+}
+
+/// A count: a whole non-negative number, else what the value is instead.
+struct Count(Result<u64, String>);
+
+impl<'de> serde::Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
+        Ok(Count(match kind_of(d)? {
+            Ok(v) => v
+                .as_u64()
+                .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
+                .ok_or_else(|| shorten(&v.to_string())),
+            Err(what) => Err(what.to_owned()),
+        }))
+    }
+}
+
+/// A weight map's value: a shard's file name, or what it is instead.
+enum ShardName {
+    Text(String),
+    Not(String),
+}
+
+impl<'de> serde::Deserialize<'de> for ShardName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ShardName, D::Error> {
+        Ok(match kind_of(d)? {
+            Ok(Json::String(s)) => ShardName::Text(s),
+            Ok(v) => ShardName::Not(shorten(&v.to_string())),
+            Err(what) => ShardName::Not(what.to_owned()),
+        })
+    }
+}
+
+/// At most 64 bytes of `s`, for a message.
+fn shorten(s: &str) -> String {
+    let mut end = s.len().min(64);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end < s.len() {
+        format!("{}…", &s[..end])
+    } else {
+        s.to_owned()
     }
 }
 
@@ -174,9 +298,10 @@ impl<'de> Visitor<'de> for WeightMap<'_> {
         let index = self.0;
         let mut ids: HashMap<String, u32> =
             index.shards.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
+        let mut cap = RuleCap::default();
         while let Some(name) = map.next_key::<String>()? {
-            match map.next_value::<Json>()? {
-                Json::String(shard) => {
+            match map.next_value::<ShardName>()? {
+                ShardName::Text(shard) => {
                     let id = match ids.get(&shard) {
                         Some(&id) => id,
                         None => {
@@ -188,11 +313,13 @@ impl<'de> Visitor<'de> for WeightMap<'_> {
                     };
                     index.weight_map.push((name, id));
                 }
-                other => {
-                    index.findings.push(bad(format!("weight_map entry '{name}' maps to {other}, not a file name")))
+                ShardName::Not(what) => {
+                    index.findings.push(bad(format!("weight_map entry '{name}' maps to {what}, not a file name")));
+                    cap.trim(&mut index.findings);
                 }
             }
         }
+        cap.finish(&mut index.findings);
         Ok(true)
     }
     // Anything but an object: not a weight map.
@@ -217,5 +344,37 @@ impl<'de> Visitor<'de> for WeightMap<'_> {
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_and_bad_entries_are_read_without_keeping_their_values() {
+        // A big metadata object and entries whose values are containers or numbers.
+        let junk: Vec<String> = (0..50_000).map(|i| format!(r#""k{i}":[{{"a":[1,2,3]}}]"#)).collect();
+        let bad: Vec<String> = (0..3000).map(|i| format!(r#""b{i}":{{"x":[{i}]}}"#)).collect();
+        let text = format!(
+            r#"{{"metadata":{{{},"total_size":1024,"total_parameters":256.0}},"weight_map":{{"w":"s1.safetensors","n":7,{},"v":"s1.safetensors"}}}}"#,
+            junk.join(","),
+            bad.join(",")
+        );
+        let index = parse(text.as_bytes());
+        assert_eq!((index.total_size, index.total_parameters), (Some(1024), Some(256)));
+        assert_eq!(index.weight_map, [("w".to_owned(), 0), ("v".to_owned(), 0)]);
+        let msgs: Vec<&str> = index.findings.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(msgs[0], "weight_map entry 'n' maps to 7, not a file name");
+        assert_eq!(msgs[1], "weight_map entry 'b0' maps to an object, not a file name");
+        assert_eq!(msgs.len(), crate::findings::MAX_PER_RULE + 1, "capped per rule");
+        assert!(msgs.last().unwrap().starts_with("2001 more findings"), "{}", msgs.last().unwrap());
+
+        let index = parse(br#"{"metadata":{"total_size":{"deep":[1]}},"weight_map":{}}"#);
+        assert_eq!(index.findings[0].message, "metadata.total_size is an object, not a byte count");
+        let index = parse(br#"{"metadata":{"total_size":-5},"weight_map":{}}"#);
+        assert_eq!(index.findings[0].message, "metadata.total_size is -5, not a byte count");
+        let index = parse(br#"{"metadata":[1,2],"weight_map":{}}"#);
+        assert!(index.findings.is_empty() && index.total_size.is_none());
     }
 }
