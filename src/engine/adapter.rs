@@ -3,7 +3,7 @@
 //! `adapter.lora.alpha`, PEFT's `adapter_config.json`, kohya's per-module `.alpha` tensors or
 //! `ss_network_alpha`); the base model and target modules where the file names them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value as Json;
 
@@ -229,6 +229,7 @@ pub fn adapter(cp: &Checkpoint) -> Option<Adapter> {
         Value::F64(a) => Some(*a),
         other => other.as_u64().map(|a| a as f64),
     });
+    let alpha_pattern = Pattern::of(config, "alpha_pattern");
     let modules = pairs
         .into_iter()
         .map(|(name, [a, b, alpha_t])| {
@@ -257,7 +258,7 @@ pub fn adapter(cp: &Checkpoint) -> Option<Adapter> {
                     Some(v) => Alpha::Stated(v, "adapter.lora.alpha".into()),
                     None => Alpha::Default(rank.unwrap_or(1) as f64),
                 },
-                Flavour::Peft => match pattern(config, "alpha_pattern", &name).or_else(|| cfg_num("lora_alpha")) {
+                Flavour::Peft => match alpha_pattern.get(&name).or_else(|| cfg_num("lora_alpha")) {
                     Some(v) => Alpha::Stated(v, "adapter_config.json".into()),
                     None => Alpha::Default(8.0),
                 },
@@ -308,11 +309,25 @@ fn last_part(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
 
-/// A PEFT `alpha_pattern` / `rank_pattern` entry that applies to `module` (its key is the
-/// module's name or a suffix of it).
-fn pattern(config: Option<&Json>, field: &str, module: &str) -> Option<f64> {
-    let map = config?.get(field)?.as_object()?;
-    map.iter().find(|(k, _)| module == k.as_str() || module.ends_with(&format!(".{k}"))).and_then(|(_, v)| v.as_f64())
+/// A PEFT `alpha_pattern` / `rank_pattern`: module name or dotted suffix → value, each key with
+/// its place in the file (the first key that applies wins, as in PEFT).
+struct Pattern<'a>(HashMap<&'a str, (usize, Option<f64>)>);
+
+impl<'a> Pattern<'a> {
+    fn of(config: Option<&'a Json>, field: &str) -> Pattern<'a> {
+        let map = config.and_then(|c| c.get(field)).and_then(Json::as_object);
+        Pattern(map.into_iter().flatten().enumerate().map(|(i, (k, v))| (k.as_str(), (i, v.as_f64()))).collect())
+    }
+
+    /// The value of the first entry whose key is `module` or a dotted suffix of it: one lookup
+    /// per part of the name, not one comparison per key.
+    fn get(&self, module: &str) -> Option<f64> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let suffixes = module.match_indices('.').map(|(i, _)| &module[i + 1..]);
+        std::iter::once(module).chain(suffixes).filter_map(|k| self.0.get(k)).min_by_key(|(i, _)| *i)?.1
+    }
 }
 
 /// Reads the first value of each of a few small tensors (alphas): F16, BF16, F32 or F64.
@@ -394,5 +409,36 @@ fn width(d: &Dtype) -> u64 {
         Dtype::Safetensors(St::F16 | St::BF16) => 2,
         Dtype::Safetensors(St::F32) => 4,
         _ => 8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_applies_by_name_or_dotted_suffix_its_first_key_winning() {
+        let config: Json = serde_json::from_str(
+            r#"{"alpha_pattern": {"self_attn.q_proj": 32, "q_proj": 16, "layers.1.mlp.up_proj": 8, "v_proj": "x"}}"#,
+        )
+        .unwrap();
+        let p = Pattern::of(Some(&config), "alpha_pattern");
+        assert_eq!(p.get("model.layers.0.self_attn.q_proj"), Some(32.0), "first in the file, not the shortest");
+        assert_eq!(p.get("model.layers.0.cross.q_proj"), Some(16.0));
+        assert_eq!(p.get("q_proj"), Some(16.0), "the whole name");
+        assert_eq!(p.get("model.layers.1.mlp.up_proj"), Some(8.0));
+        assert_eq!(p.get("model.layers.11.mlp.up_proj"), None, "a suffix starts at a dot");
+        assert_eq!(p.get("model.xq_proj"), None);
+        assert_eq!(p.get("model.v_proj"), None, "a key that applies but holds no number");
+        assert_eq!(Pattern::of(None, "alpha_pattern").get("q_proj"), None);
+
+        // Many keys that never apply: each module is still a few lookups.
+        let keys: Vec<String> = (0..200_000).map(|i| format!(r#""nomatch_{i}":1"#)).collect();
+        let config: Json =
+            serde_json::from_str(&format!(r#"{{"alpha_pattern":{{{},"o_proj":4}}}}"#, keys.join(","))).unwrap();
+        let p = Pattern::of(Some(&config), "alpha_pattern");
+        for i in 0..100_000 {
+            assert_eq!(p.get(&format!("model.layers.{i}.self_attn.o_proj")), Some(4.0));
+        }
     }
 }
