@@ -27,6 +27,9 @@ pub const SAMPLE_WINDOWS: u64 = 64;
 pub const SAMPLE_WINDOW: u64 = 4096;
 /// Elements per window when every element is compared.
 const ALL_WINDOW: u64 = 1 << 20;
+/// Most rows of a permuted weight paired one by one (each row is a window of its own; real
+/// attention weights have thousands).
+const MAX_PAIRED_ROWS: u64 = 1 << 16;
 
 /// How far two tensors' values are apart, over the elements compared.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,7 +110,13 @@ pub fn compare_job(
     let codec =
         |t: &Tensor| codec_for(&t.dtype).ok_or_else(|| CompareError::Values(ValuesError::Undecodable(t.dtype.name())));
     let (ca, cb) = (codec(a)?, codec(&b)?);
-    let elems = shape.iter().product::<u64>();
+    // Both sides' data located in their files first: the windows below then number no more
+    // than the bytes there allow, whatever a shape claims.
+    for t in [a, &b] {
+        scan_target(t, &Selection::Whole).map_err(CompareError::Values)?;
+    }
+    let elems =
+        shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(CompareError::Shapes(sa.clone(), sb.clone()))?;
     let unit = lcm(ca.block_elems as u64, cb.block_elems as u64);
     let pairs: Vec<((u64, u64), (u64, u64))> = match pairing {
         Pairing::Same | Pairing::PlusOne { .. } => windows(elems, unit, values).into_iter().map(|w| (w, w)).collect(),
@@ -121,6 +130,10 @@ pub fn compare_job(
         }
         Pairing::PermutedRows { heads, hf_is_a } => {
             let rows = shape.first().copied().unwrap_or(0);
+            if values == Values::All && rows > MAX_PAIRED_ROWS {
+                let why = format!("{rows} rows are too many to pair one by one (at most {MAX_PAIRED_ROWS})");
+                return Err(CompareError::Values(ValuesError::Shapes(why)));
+            }
             let cols = elems.checked_div(rows).unwrap_or(0);
             let mut out = Vec::new();
             for r in row_windows(rows, values) {
@@ -328,6 +341,37 @@ mod tests {
         assert_eq!(lcm(256, 32), 256);
         assert_eq!(lcm(1, 1), 1);
         assert_eq!(lcm(64, 256), 256);
+    }
+
+    fn f32_tensor(shape: &[u64], file_len: u64) -> Tensor {
+        use crate::model::{Dtype, Extent};
+        use crate::safetensors::Dtype as St;
+        let dtype = Dtype::Safetensors(St::F32);
+        let bytes = shape.iter().try_fold(4u64, |n, &d| n.checked_mul(d));
+        let data = match bytes {
+            Some(b) => Extent::check(&dtype, shape, 0, b, file_len),
+            None => Err(crate::model::Lost::NoSize),
+        };
+        Tensor { name: "t".into(), dtype, shape: shape.to_vec(), file: 0, offset: Some(0), nbytes: 0, data }
+    }
+
+    #[test]
+    fn shapes_a_file_cannot_hold_are_refused_before_any_window_is_made() {
+        // 2^62 elements whose data is lost: no 2^42 windows are built to find that out.
+        let huge = f32_tensor(&[1 << 62], 1 << 40);
+        assert!(huge.data.is_err());
+        let e = compare_job(&huge, &huge, 1, Values::All, Pairing::Same).err().expect("refused");
+        assert!(matches!(e, CompareError::Values(ValuesError::Lost(_))), "{e}");
+        // A real 4 GiB F32 weight of 2^27 rows of 8: pairing its rows one by one is refused.
+        let tall = f32_tensor(&[1 << 27, 8], 1 << 32);
+        assert!(tall.data.is_ok());
+        let e = compare_job(&tall, &tall, 1, Values::All, Pairing::PermutedRows { heads: 8, hf_is_a: true })
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("134217728 rows are too many"), "{e}");
+        // Sampled, the same pair is compared in a few windows.
+        let job = compare_job(&tall, &tall, 1, Values::Sample, Pairing::PermutedRows { heads: 8, hf_is_a: true });
+        assert!(job.is_ok());
     }
 
     #[test]
