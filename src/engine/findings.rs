@@ -154,7 +154,7 @@ mod tests {
         let b = of("b");
         assert_eq!(b.len(), MAX_PER_RULE + 1);
         assert!(b[MAX_PER_RULE].starts_with(&format!("{} more", (10 * MAX_PER_RULE).div_ceil(3) - MAX_PER_RULE)));
-        assert_eq!(list.iter().filter(|f| f.code == "b").next_back().unwrap().severity, Severity::Error);
+        assert_eq!(list.iter().rfind(|f| f.code == "b").unwrap().severity, Severity::Error);
         assert_eq!(of("c"), ["once"]);
         // Listed findings keep their order: c came after a5 and b3.
         let pos = |m: &str| list.iter().position(|f| f.message == m).unwrap();

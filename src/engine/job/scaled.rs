@@ -15,6 +15,8 @@ use crate::step::FeedError;
 
 /// Values decoded at a time.
 const BATCH_ELEMS: usize = 1 << 14;
+/// Most blocks in a row of blocks taller than one weight row (real ones have tens to thousands).
+const MAX_BLOCKS_PER_ROW: u64 = 1 << 21;
 
 /// Which scale element applies to weight element `e` (in storage order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,7 +45,12 @@ impl ScaleMap {
         }
         match self {
             ScaleMap::Group { .. } => (self.index(first), self.index(end - 1) + 1),
-            // Whole block rows: a piece may wrap rows, so take every block of its rows.
+            // Blocks one row tall, or elements of one row: the index grows with the element.
+            ScaleMap::Blocks { cols, rows, .. } if rows <= 1 || first / cols.max(1) == (end - 1) / cols.max(1) => {
+                (self.index(first), self.index(end - 1) + 1)
+            }
+            // A piece wrapping rows of taller blocks comes back to their first columns: take
+            // every block of its block rows.
             ScaleMap::Blocks { cols, rows, block_cols } => {
                 let per_row = cols.div_ceil(block_cols.max(1));
                 let (r0, r1) = (first / cols.max(1) / rows.max(1), (end - 1) / cols.max(1) / rows.max(1));
@@ -118,6 +125,16 @@ pub fn scaled_job<S: Sink>(
                 data.elems(),
                 spec.map.needed(elems)
             )));
+        }
+        if let ScaleMap::Blocks { cols, rows, block_cols } = spec.map {
+            // A piece wrapping a row of blocks taller than one row reads two whole block rows.
+            let per_row = cols.div_ceil(block_cols.max(1));
+            if rows > 1 && per_row > MAX_BLOCKS_PER_ROW {
+                return Err(ValuesError::Undecodable(format!(
+                    "scales: {} has {per_row} blocks per row, more than {MAX_BLOCKS_PER_ROW} read with a piece",
+                    spec.tensor.name
+                )));
+            }
         }
         let start = data.range().start;
         ins.push(Input { spec: spec.clone(), codec, start, first: 0, bytes: Vec::new(), want: 0, values: Vec::new() });
@@ -249,5 +266,70 @@ impl<S: Sink + Default> Job for ScaledJob<S> {
 
     fn progress(&self) -> Progress {
         Progress { done: self.done_bytes + self.buf.len() as u64, total: self.total }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_piece_reads_the_scales_of_its_own_blocks() {
+        // Per-element scales over rows of 2^28: a piece of a million elements needs a million.
+        let per_elem = ScaleMap::Blocks { cols: 1 << 28, rows: 1, block_cols: 1 };
+        assert_eq!(per_elem.span(5 << 20, 6 << 20), (5 << 20, 6 << 20));
+        // Row-wrapping pieces of one-row blocks stay exact.
+        let wide = ScaleMap::Blocks { cols: 1000, rows: 1, block_cols: 100 };
+        assert_eq!(wide.span(950, 1150), (9, 12));
+        // 128×128 blocks: within one row, only the blocks it crosses; wrapping a row, whole
+        // block rows (the next row starts again at the first column).
+        let tall = ScaleMap::Blocks { cols: 7168, rows: 128, block_cols: 128 };
+        assert_eq!(tall.span(7168 * 3 + 200, 7168 * 3 + 300), (1, 3));
+        assert_eq!(tall.span(7168 * 3 + 7000, 7168 * 4 + 10), (0, 56));
+        assert_eq!(tall.span(7168 * 127 + 7000, 7168 * 128 + 10), (0, 112));
+        for (f, e) in [(0u64, 7168 * 300), (7168 * 5 + 17, 7168 * 9 + 3), (123, 456)] {
+            let (lo, hi) = tall.span(f, e);
+            assert!((f..e).all(|x| (lo..hi).contains(&tall.index(x))), "{f}..{e}");
+        }
+        assert_eq!(tall.needed(7168 * 256), 112);
+    }
+
+    #[test]
+    fn rows_of_tall_blocks_too_wide_to_read_with_a_piece_are_refused() {
+        use crate::model::{Dtype, Extent};
+        use crate::safetensors::Dtype as St;
+        let t = |name: &str, dtype: St, shape: &[u64], at: u64| {
+            let d = Dtype::Safetensors(dtype);
+            let bytes = dtype.nbytes(shape.iter().product()).unwrap();
+            let data = Extent::check(&d, shape, at, bytes, 1 << 40);
+            Tensor {
+                name: name.into(),
+                dtype: d,
+                shape: shape.to_vec(),
+                file: 0,
+                offset: Some(at),
+                nbytes: bytes,
+                data,
+            }
+        };
+        let w = t("w", St::F8_E4M3, &[4, 1 << 28], 0);
+        let s = t("w_scale_inv", St::F32, &[2, 1 << 28], 1 << 30);
+        let input = |rows| ScaleInput {
+            tensor: s.clone(),
+            map: ScaleMap::Blocks { cols: 1 << 28, rows, block_cols: 1 },
+            divide: false,
+        };
+        let sink = crate::job::HistogramSink::default();
+        let e = scaled_job(&w, &[input(2)], &Selection::Whole, sink, 0..u64::MAX).err().expect("refused");
+        assert!(e.to_string().contains("268435456 blocks per row"), "{e}");
+        let one_row = t("w_scale_inv", St::F32, &[4, 1 << 28], 1 << 30);
+        let per_elem = ScaleInput {
+            tensor: one_row,
+            map: ScaleMap::Blocks { cols: 1 << 28, rows: 1, block_cols: 1 },
+            divide: false,
+        };
+        assert!(
+            scaled_job(&w, &[per_elem], &Selection::Whole, crate::job::HistogramSink::default(), 0..u64::MAX).is_ok()
+        );
     }
 }
