@@ -27,6 +27,23 @@ pub fn sample_messages() -> serde_json::Value {
 /// `template` rendered for [`sample_messages`] with a generation prompt, `bos_token` and
 /// `eos_token` as given; or the error, as the engine words it (never a panic).
 pub fn render_sample(template: &str, bos_token: &str, eos_token: &str) -> Result<String, String> {
+    // The engine recurses over nested values (printing, `tojson`, dropping them), and fuel
+    // bounds how deep a template can nest one, not the stack that takes: render on a thread
+    // whose stack holds the deepest value the fuel allows (reserved, touched only as used).
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(RENDER_STACK_BYTES)
+            .spawn_scoped(s, || render(template, bos_token, eos_token))
+            .map_err(|e| format!("cannot start the renderer: {e}"))?
+            .join()
+            .map_err(|_| "the renderer failed".to_owned())?
+    })
+}
+
+/// Stack of the rendering thread.
+const RENDER_STACK_BYTES: usize = 1 << 30;
+
+fn render(template: &str, bos_token: &str, eos_token: &str) -> Result<String, String> {
     let mut env = Environment::new();
     let syntax = SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build().map_err(|e| e.to_string())?;
     env.set_syntax(syntax);
@@ -133,6 +150,26 @@ mod tests {
         assert!(e.contains("too long") || e.contains("range"), "{e}");
         let e = render_sample("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "", "").unwrap_err();
         assert!(!e.is_empty());
+    }
+
+    #[test]
+    fn values_nested_as_deep_as_the_fuel_allows_render_without_overflowing_the_stack() {
+        // Each step wraps the last value in a list, `depth` deep; then printed (or not) and
+        // dropped, all by recursion in the engine.
+        let nest = |outer: u32| {
+            format!(
+                "{{% set ns = namespace(x=0) %}}{{% for i in range({outer}) %}}{{% for j in range(1000) %}}\
+                 {{% set ns.x = [ns.x] %}}{{% endfor %}}{{% endfor %}}"
+            )
+        };
+        let deep = nest(100);
+        let out = render_sample(&format!("{deep}{{{{ ns.x | tojson }}}}"), "", "").unwrap();
+        assert_eq!(out, format!("{}0{}", "[".repeat(100_000), "]".repeat(100_000)));
+        assert_eq!(render_sample(&format!("{deep}{{{{ ns.x | length }}}}"), "", "").unwrap(), "1");
+        assert_eq!(render_sample(&format!("{deep}{{{{ ns.x }}}}"), "", "").unwrap().len(), 200_001);
+        // As deep as the fuel goes: out of fuel, the value dropped.
+        let e = render_sample(&nest(100_000), "", "").unwrap_err();
+        assert!(e.contains("too long"), "{e}");
     }
 
     #[test]
