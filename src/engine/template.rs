@@ -117,8 +117,11 @@ pub struct Hit {
     pub line: usize,
 }
 
-/// The risky constructs in `text`, looking only inside Jinja tags (`{{ }}`, `{% %}`): names,
-/// attributes and string literals.
+/// Most risky constructs listed per template: a damaged or hostile one can hold millions.
+pub const MAX_HITS: usize = 1000;
+
+/// The risky constructs in `text` (the first [`MAX_HITS`]), looking only inside Jinja tags
+/// (`{{ }}`, `{% %}`): names, attributes and string literals.
 pub fn scan(text: &str) -> Vec<Hit> {
     let b = text.as_bytes();
     let mut hits = Vec::new();
@@ -126,7 +129,7 @@ pub fn scan(text: &str) -> Vec<Hit> {
     let mut in_tag = false;
     // The last significant token: an identifier after `.` is an attribute.
     let mut after_dot = false;
-    while i < b.len() {
+    while i < b.len() && hits.len() < MAX_HITS {
         let c = b[i];
         if c == b'\n' {
             line += 1;
@@ -196,9 +199,10 @@ fn find(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
 fn check_word(word: &str, attribute: bool, next: Option<u8>, line: usize, hits: &mut Vec<Hit>) {
     let hit = |code, construct: String| Hit { code, construct, line };
     if word.starts_with("__") {
-        hits.push(hit(rules::DUNDER, if attribute { format!(".{word}") } else { word.to_owned() }));
+        let word = short(word);
+        hits.push(hit(rules::DUNDER, if attribute { format!(".{word}") } else { word }));
     } else if attribute && word.starts_with('_') {
-        hits.push(hit(rules::PRIVATE_ATTRIBUTE, format!(".{word}")));
+        hits.push(hit(rules::PRIVATE_ATTRIBUTE, format!(".{}", short(word))));
     } else if attribute && DANGEROUS_ATTRIBUTES.contains(&word) && next == Some(b'(') {
         hits.push(hit(rules::DANGEROUS_NAME, format!(".{word}(")));
     } else if !attribute && DANGEROUS_NAMES.contains(&word) && matches!(next, Some(b'.' | b'(' | b'[')) {
@@ -209,10 +213,10 @@ fn check_word(word: &str, attribute: bool, next: Option<u8>, line: usize, hits: 
 fn check_literal(lit: &str, line: usize, hits: &mut Vec<Hit>) {
     let lower = lit.to_ascii_lowercase();
     if ["\\x5f", "\\u005f", "\\137", "\\n{low line}"].iter().any(|e| lower.contains(e)) {
-        hits.push(Hit { code: rules::OBFUSCATED, construct: format!("'{lit}'"), line });
+        hits.push(Hit { code: rules::OBFUSCATED, construct: format!("'{}'", short(lit)), line });
     } else if let Some(p) = lit.find("__") {
         if lit[p + 2..].starts_with(|c: char| c.is_ascii_alphabetic()) {
-            hits.push(Hit { code: rules::DUNDER, construct: format!("'{lit}'"), line });
+            hits.push(Hit { code: rules::DUNDER, construct: format!("'{}'", short(lit)), line });
         }
     }
 }
@@ -292,6 +296,17 @@ mod tests {
             codes("{# __class__ in a comment\n #}\n{{ __builtins__ }}"),
             [(rules::DUNDER, "__builtins__".into(), 3)]
         );
+    }
+
+    #[test]
+    fn a_template_lists_its_first_thousand_risky_constructs_each_cut_short() {
+        let long = format!("__{}", "a".repeat(10_000));
+        let t = format!("{{{{ '{long}' }}}}\n{}", "{{ __a }}".repeat(100_000));
+        let hits = scan(&t);
+        assert_eq!(hits.len(), MAX_HITS);
+        assert_eq!((hits[0].line, hits[1].line, hits[1].construct.as_str()), (1, 2, "__a"));
+        assert!(hits[0].construct.chars().count() <= 63, "{}", hits[0].construct.len());
+        assert!(hits[0].construct.starts_with("'__aaa") && hits[0].construct.ends_with("…'"));
     }
 
     #[test]
