@@ -276,3 +276,19 @@ fn self_reported_parameter_counts_are_checked() {
     assert_eq!(codes(&cp), vec![naming::SIZE_LABEL_MISMATCH]);
     assert!(cp.findings[0].message.contains("says 70B parameters but the tensors hold 4352"));
 }
+
+#[test]
+fn an_index_naming_thousands_of_absent_tensors_lists_the_first_thousand() {
+    let a = shard(&["x"]);
+    let names: Vec<String> = (0..5000).map(|i| format!("gone.{i}")).collect();
+    let mut map: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), S1)).collect();
+    map.push(("x", S1));
+    let idx = index(8, &map);
+    let cp = open_all(&[(S1, &a), (IDX, &idx)]);
+    let max = tensorscope::engine::findings::MAX_PER_RULE;
+    let missing: Vec<_> = cp.findings.iter().filter(|f| f.code == rules::MISSING_TENSOR).collect();
+    assert_eq!(missing.len(), max + 1);
+    assert_eq!(missing[0].tensor.as_deref(), Some("gone.0"));
+    assert!(missing[max].message.starts_with(&format!("{} more findings", 5000 - max)), "{}", missing[max].message);
+    assert_eq!(cp.tensors.len(), 1);
+}

@@ -62,7 +62,8 @@ pub fn has_error(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
 }
 
-/// Most findings of one rule listed per file: the rest are counted in one last finding. A
+/// Most findings of one rule listed per file (or per index): the rest are counted in one last
+/// finding. A
 /// damaged header can break a rule once per entry, millions of times, and each finding takes
 /// far more memory than the bytes that broke it.
 pub const MAX_PER_RULE: usize = 1000;
@@ -93,7 +94,7 @@ impl RuleCap {
             findings.push(Finding::new(
                 severity,
                 code,
-                format!("{n} more findings of this rule in this file are not listed (the first {MAX_PER_RULE} are)"),
+                format!("{n} more findings of this rule are not listed (the first {MAX_PER_RULE} are)"),
             ));
         }
     }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::config::{self, ConfigFile, ConfigRead, MAX_CONFIG_BYTES};
-use super::findings::Finding;
+use super::findings::{Finding, RuleCap};
 use super::gguf::{self, Value};
 use super::kind;
 use super::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
@@ -358,10 +358,13 @@ fn check_index(
     tensors: &[Tensor],
     files: &[FileInfo],
     names: &Names,
-    findings: &mut Vec<Finding>,
+    out: &mut Vec<Finding>,
 ) {
     let ipath = &index_file.path;
-    findings.append(&mut index.findings);
+    out.append(&mut index.findings);
+    // An entry can break a rule once per tensor: the index's findings are capped per rule.
+    let mut findings = Vec::new();
+    let mut cap = RuleCap::default();
     let file_named: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (base_name(&f.path), i)).collect();
     // The file of each shard the index names, looked up once per shard, not per entry.
     let shard_file: Vec<Option<usize>> = index.shards.iter().map(|s| file_named.get(base_name(s)).copied()).collect();
@@ -395,6 +398,7 @@ fn check_index(
                 .on_tensor(name),
             ),
         }
+        cap.trim(&mut findings);
     }
     for (shard, n) in &missing_shards {
         findings.push(Finding::error(
@@ -412,6 +416,7 @@ fn check_index(
                 .in_file(t.file)
                 .on_tensor(&t.name),
             );
+            cap.trim(&mut findings);
         }
     }
     if let (Some(total), true) = (index.total_size, missing_shards.is_empty()) {
@@ -423,6 +428,8 @@ fn check_index(
             ));
         }
     }
+    cap.finish(&mut findings);
+    out.append(&mut findings);
 }
 
 /// `(k, n)` from a name with `-0000k-of-0000n` before its extension.
