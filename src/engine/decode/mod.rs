@@ -38,6 +38,21 @@ pub struct BlockCodec {
     pub nonfinite: Option<NonFiniteFn>,
 }
 
+impl BlockCodec {
+    /// `bytes` (whole values) as the `f32`s they hold, where they can be read in place rather
+    /// than decoded: IEEE binary32 (the one 4-byte elementwise type whose non-finite values are
+    /// counted from bits), on a little-endian target, at an `f32`-aligned address.
+    pub fn as_f32s<'a>(&self, bytes: &'a [u8]) -> Option<&'a [f32]> {
+        if !cfg!(target_endian = "little") || (self.block_elems, self.block_bytes) != (1, 4) || self.nonfinite.is_none()
+        {
+            return None;
+        }
+        // SAFETY: every bit pattern is an f32, and `align_to` hands out only the aligned middle.
+        let (head, values, tail) = unsafe { bytes.align_to::<f32>() };
+        (head.is_empty() && tail.is_empty()).then_some(values)
+    }
+}
+
 /// `(nan, inf)` of the `W`-byte little-endian IEEE-style floats of `src`: with the sign masked
 /// off, infinity is the all-ones exponent `inf` and a NaN anything above it.
 #[inline(always)]
@@ -110,6 +125,32 @@ mod tests {
         (codec.decode)(src, &mut v);
         let nan = v.iter().filter(|x| x.is_nan()).count() as u64;
         (nan, v.iter().filter(|x| x.is_infinite()).count() as u64)
+    }
+
+    #[test]
+    fn only_f32_is_read_in_place_and_then_as_decoded() {
+        let mut codecs: Vec<(String, BlockCodec)> =
+            crate::gguf::GgmlType::all().filter_map(|t| Some((t.name().to_string(), ggml::codec(t)?))).collect();
+        codecs.extend(crate::safetensors::Dtype::all().iter().map(|&d| (format!("{d:?}"), st_dtypes::codec(d))));
+        let words: Vec<u32> = vec![0, 1, 0x8000_0000, 0x7f80_0000, 0x7fc0_0001, 0xff80_0000, 0x3f80_0000, 0x1234_5678];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        for (name, c) in &codecs {
+            match c.as_f32s(&bytes) {
+                Some(v) => {
+                    assert!(name == "F32", "{name} read in place");
+                    let mut decoded = vec![0f32; words.len()];
+                    (c.decode)(&bytes, &mut decoded);
+                    assert_eq!(v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), words);
+                    assert_eq!(decoded.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), words);
+                }
+                None => assert!(name != "F32" || bytes.as_ptr().align_offset(4) != 0, "F32 decoded"),
+            }
+        }
+        // Unaligned bytes are decoded instead.
+        let unaligned = &bytes[1..1 + 4 * 7];
+        if unaligned.as_ptr().align_offset(4) != 0 {
+            assert!(ggml::F32.as_f32s(unaligned).is_none());
+        }
     }
 
     #[test]

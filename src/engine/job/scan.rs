@@ -161,8 +161,15 @@ impl<S: Sink> ValueScan<S> {
         let mut elem = piece.first_elem;
         for chunk in buf.chunks(batch_blocks * bb) {
             let n = chunk.len() / bb * be;
-            self.values.resize(n, 0.0);
-            (self.codec.decode)(chunk, &mut self.values);
+            // F32 is read where it lies (no copy); anything else is decoded.
+            let values = match self.codec.as_f32s(chunk) {
+                Some(v) => v,
+                None => {
+                    self.values.resize(n, 0.0);
+                    (self.codec.decode)(chunk, &mut self.values);
+                    &self.values[..]
+                }
+            };
             if let (true, Some(scales)) = (self.sink.wants_scales(), self.codec.scales) {
                 self.scales.clear();
                 scales(chunk, &mut self.scales);
@@ -171,7 +178,7 @@ impl<S: Sink> ValueScan<S> {
             let s = skip.min(n);
             let k = keep.min(n - s);
             if k > 0 {
-                self.sink.values(elem, &self.values[s..s + k]);
+                self.sink.values(elem, &values[s..s + k]);
             }
             elem += k as u64;
             skip -= s;
