@@ -292,3 +292,78 @@ fn an_index_naming_thousands_of_absent_tensors_lists_the_first_thousand() {
     assert!(missing[max].message.starts_with(&format!("{} more findings", 5000 - max)), "{}", missing[max].message);
     assert_eq!(cp.tensors.len(), 1);
 }
+
+/// A raw pickle of a state dict holding F32 tensors `names` of 4 elements (storages not included:
+/// their data is lost, their names are what a set is checked by).
+fn pickle_shard(names: &[&str]) -> Vec<u8> {
+    let text = |s: &str| {
+        let mut v = vec![b'X'];
+        v.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        v.extend_from_slice(s.as_bytes());
+        v
+    };
+    let mut p = b"\x80\x02}(".to_vec();
+    for (i, n) in names.iter().enumerate() {
+        p.extend(text(n));
+        p.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\n((");
+        p.extend(text("storage"));
+        p.extend_from_slice(b"ctorch\nFloatStorage\n");
+        p.extend(text(&i.to_string()));
+        p.extend(text("cpu"));
+        p.extend_from_slice(b"K\x04tQK\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR");
+    }
+    p.extend_from_slice(b"u.");
+    p
+}
+
+const P1: &str = "pytorch_model-00001-of-00002.bin";
+const P2: &str = "pytorch_model-00002-of-00002.bin";
+const PIDX: &str = "pytorch_model.bin.index.json";
+
+#[test]
+fn a_pickle_set_is_checked_against_its_index() {
+    let (a, b) = (pickle_shard(&["x", "y"]), pickle_shard(&["z"]));
+    let i = index(24, &[("x", P1), ("y", P1), ("z", P2)]);
+    let cp = open_all(&[(P1, &a), (P2, &b), (PIDX, &i)]);
+    assert_eq!(cp.format, Format::Pickle);
+    assert_eq!(cp.tensors.len(), 3);
+    let c = codes(&cp);
+    for code in [rules::MISSING_TENSOR, rules::MISSING_SHARD, rules::WRONG_SHARD, rules::UNINDEXED_TENSOR] {
+        assert!(!c.contains(&code), "{code} in {c:?}");
+    }
+
+    // A shard not given, a tensor in the wrong shard, one the index does not list.
+    let i = index(24, &[("x", P2), ("z", P2), ("w", "pytorch_model-00003-of-00003.bin")]);
+    let cp = open_all(&[(P1, &a), (P2, &b), (PIDX, &i)]);
+    let c = codes(&cp);
+    for code in [rules::WRONG_SHARD, rules::MISSING_SHARD, rules::UNINDEXED_TENSOR] {
+        assert!(c.contains(&code), "{code} in {c:?}");
+    }
+    let missing = cp.findings.iter().find(|f| f.code == rules::MISSING_SHARD).unwrap();
+    assert!(missing.message.contains("pytorch_model-00003-of-00003.bin"), "{}", missing.message);
+}
+
+#[test]
+fn a_pickle_index_alone_or_shards_without_one_show_what_is_missing() {
+    let i = index(24, &[("x", P1), ("z", P2)]);
+    let cp = open_all(&[(PIDX, &i)]);
+    assert_eq!(cp.format, Format::Pickle);
+    assert_eq!(cp.findings.iter().filter(|f| f.code == rules::MISSING_SHARD).count(), 2, "{:?}", codes(&cp));
+
+    let a = pickle_shard(&["x"]);
+    let cp = open_all(&[(P1, &a)]);
+    assert!(codes(&cp).contains(&rules::MISSING_SHARD), "{:?}", codes(&cp));
+}
+
+#[test]
+fn next_to_safetensors_shards_a_pickle_index_is_ignored_and_theirs_is_used() {
+    let (a, b) = (shard(&["x"]), shard(&["z"]));
+    let st = index(16, &[("x", S1), ("z", S2)]);
+    let pt = index(16, &[("x", P1), ("z", P2)]);
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &st), (PIDX, &pt)]);
+    assert_eq!(cp.format, Format::Safetensors);
+    let c = codes(&cp);
+    assert!(!c.contains(&rules::MISSING_SHARD) && !c.contains(&rules::WRONG_SHARD), "{c:?}");
+    let ignored = cp.findings.iter().find(|f| f.message.contains(PIDX)).expect("the pickle index is named");
+    assert_eq!(ignored.code, rules::IGNORED_FILE);
+}

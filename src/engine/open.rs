@@ -57,7 +57,7 @@ impl Decoder for FileDecoder {
                     let mut inner = match sniff(&self.name, &head) {
                         FileKind::Gguf => Inner::Gguf(Box::new(gguf::HeaderDecoder::new(self.file_len))),
                         FileKind::Safetensors => Inner::Safetensors(safetensors::HeaderDecoder::new(self.file_len)),
-                        FileKind::SafetensorsIndex => Inner::Index(safetensors::IndexDecoder::new(self.file_len)),
+                        FileKind::Index => Inner::Index(safetensors::IndexDecoder::new(self.file_len)),
                         FileKind::Config => Inner::Config(ConfigDecoder::new(self.file_len)),
                         FileKind::Pickle(_) => Inner::Pickle(Box::new(super::pickle::PickleDecoder::new(
                             self.file_len,

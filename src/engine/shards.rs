@@ -55,7 +55,8 @@ pub struct Assembling {
 
 /// The files a checkpoint is made of.
 enum Set {
-    Pickle(Vec<(FileInfo, super::pickle::PickleRead)>),
+    /// Pickle shards and the indexes naming them.
+    Pickle(Vec<(FileInfo, super::pickle::PickleRead)>, Vec<(FileInfo, safetensors::Index)>),
     Gguf(Vec<(FileInfo, gguf::Header)>),
     Safetensors(Box<SafetensorsSet>),
     Nothing,
@@ -69,11 +70,13 @@ impl Assembling {
         let mut indexes = Vec::new();
         let mut configs = Vec::new();
         let mut pickles = Vec::new();
+        let mut pickle_indexes = Vec::new();
         for (i, (mut info, parsed)) in given.into_iter().enumerate() {
             info.given = i;
             match parsed {
                 Parsed::Safetensors(h) => st.push((info, h)),
                 Parsed::Gguf(h) => gg.push((info, h)),
+                Parsed::Index(i) if indexes_pickles(&info.path) => pickle_indexes.push((info, i)),
                 Parsed::Index(i) => indexes.push((info, i)),
                 Parsed::Config(ConfigRead::Json(json)) => configs.push(ConfigFile { path: info.path, json }),
                 Parsed::Config(ConfigRead::TooLarge(n)) => findings.push(Finding::warning(
@@ -100,6 +103,18 @@ impl Assembling {
                 format!("files of both formats were given; showing the {kept} files and ignoring {dropped} others"),
             ));
         }
+        // The indexes of the set shown: a pickle set's own, or the safetensors ones.
+        let use_pickles = st.is_empty()
+            && gg.is_empty()
+            && (!pickles.is_empty() || (!pickle_indexes.is_empty() && indexes.is_empty()));
+        let (used, unused) = if use_pickles { (pickle_indexes, indexes) } else { (indexes, pickle_indexes) };
+        let indexes = used;
+        for (info, _) in &unused {
+            findings.push(Finding::info(
+                rules::IGNORED_FILE,
+                format!("{} is an index of other shards than those shown and was ignored", info.path),
+            ));
+        }
         let claimed = if use_gguf {
             None
         } else {
@@ -117,11 +132,8 @@ impl Assembling {
             }
             pickles.clear();
         }
-        let set = if !pickles.is_empty() {
-            for (info, _) in &indexes {
-                findings.push(Finding::info(rules::IGNORED_FILE, format!("{} is an index and was ignored", info.path)));
-            }
-            Set::Pickle(pickles)
+        let set = if use_pickles {
+            Set::Pickle(pickles, indexes)
         } else if use_gguf {
             for (info, _) in &indexes {
                 findings.push(Finding::info(
@@ -148,7 +160,7 @@ impl Assembling {
     pub fn step(&mut self, n: usize) -> bool {
         match &mut self.set {
             Set::Safetensors(s) => s.step(n),
-            Set::Pickle(_) | Set::Gguf(_) | Set::Nothing => true,
+            Set::Pickle(..) | Set::Gguf(_) | Set::Nothing => true,
         }
     }
 
@@ -156,7 +168,11 @@ impl Assembling {
     pub fn finish(self) -> Checkpoint {
         let Assembling { mut findings, configs, claimed, set } = self;
         let mut cp = match set {
-            Set::Pickle(pickles) => super::pickle::assemble::pickle_set(pickles),
+            Set::Pickle(pickles, indexes) => {
+                let mut cp = super::pickle::assemble::pickle_set(pickles);
+                check_set(indexes, &cp.tensors, &cp.files, &mut cp.findings);
+                cp
+            }
             Set::Gguf(gg) => gguf_set(gg),
             Set::Safetensors(s) => s.finish(),
             Set::Nothing => Checkpoint::empty(Format::Safetensors),
@@ -271,24 +287,8 @@ impl SafetensorsSet {
 
     fn finish(mut self) -> Checkpoint {
         self.step(usize::MAX);
-        let SafetensorsSet { mut indexes, meta, tensors, infos, mut findings, .. } = self;
-        // Built whenever there is an index, or more than one file.
-        let names = (infos.len() > 1 || !indexes.is_empty()).then(|| Names::of(&tensors));
-        if let Some(names) = names.as_ref().filter(|_| infos.len() > 1) {
-            duplicate_names(&tensors, &infos, names, &mut findings);
-        }
-        if indexes.len() > 1 {
-            for (info, _) in indexes.drain(1..) {
-                findings.push(Finding::warning(
-                    rules::EXTRA_INDEX,
-                    format!("{} is a second index and was ignored", info.path),
-                ));
-            }
-        }
-        match (indexes.pop(), &names) {
-            (Some((info, index)), Some(names)) => check_index(&info, index, &tensors, &infos, names, &mut findings),
-            _ => check_shard_names(&infos, &mut findings),
-        }
+        let SafetensorsSet { indexes, meta, tensors, infos, mut findings, .. } = self;
+        check_set(indexes, &tensors, &infos, &mut findings);
         let big_endian = vec![false; infos.len()];
         let Metadata { metadata, meta_file, .. } = meta;
         Checkpoint {
@@ -323,6 +323,31 @@ fn tensor(t: safetensors::TensorEntry, file: usize, data_start: u64, file_len: u
 
 /// The tensors' names: the first tensor of each name, and each tensor's first tensor of the same
 /// name (itself when the name is new). One map serves the duplicate and the index checks.
+/// A set of shards as a whole: names repeated across files, then the first index against the
+/// tensors (any other ignored with a warning) or, without one, the shards its file names count.
+fn check_set(
+    mut indexes: Vec<(FileInfo, safetensors::Index)>,
+    tensors: &[Tensor],
+    infos: &[FileInfo],
+    findings: &mut Vec<Finding>,
+) {
+    // Built whenever there is an index, or more than one file.
+    let names = (infos.len() > 1 || !indexes.is_empty()).then(|| Names::of(tensors));
+    if let Some(names) = names.as_ref().filter(|_| infos.len() > 1) {
+        duplicate_names(tensors, infos, names, findings);
+    }
+    if indexes.len() > 1 {
+        for (info, _) in indexes.drain(1..) {
+            findings
+                .push(Finding::warning(rules::EXTRA_INDEX, format!("{} is a second index and was ignored", info.path)));
+        }
+    }
+    match (indexes.pop(), &names) {
+        (Some((info, index)), Some(names)) => check_index(&info, index, tensors, infos, names, findings),
+        _ => check_shard_names(infos, findings),
+    }
+}
+
 struct Names<'a> {
     first: HashMap<&'a str, usize>,
     first_of: Vec<usize>,
@@ -430,6 +455,13 @@ fn check_index(
     }
     cap.finish(&mut findings);
     out.append(&mut findings);
+}
+
+/// Whether an index (by its file name) maps tensors to pickle shards (`pytorch_model.bin.index.json`)
+/// rather than to safetensors shards.
+fn indexes_pickles(path: &str) -> bool {
+    let lower = base_name(path).to_ascii_lowercase();
+    [".bin.index.json", ".pt.index.json", ".pth.index.json"].iter().any(|s| lower.ends_with(s))
 }
 
 /// `(k, n)` from a name with `-0000k-of-0000n` before its extension.

@@ -8,7 +8,9 @@ pub const SNIFF_BYTES: u64 = 16;
 pub enum FileKind {
     Gguf,
     Safetensors,
-    SafetensorsIndex,
+    /// A shard index (`model.safetensors.index.json`, `pytorch_model.bin.index.json`): which
+    /// shard holds each tensor.
+    Index,
     /// A Hugging Face JSON config next to the weights ([`crate::config::CONFIG_NAMES`]).
     Config,
     /// A pickle checkpoint (`torch.save`): recognised, never loaded; the text says which form.
@@ -26,8 +28,11 @@ pub fn sniff(name: &str, head: &[u8]) -> FileKind {
     if lower.ends_with(".safetensors") || looks_like_safetensors(head) {
         return FileKind::Safetensors;
     }
-    if lower.ends_with("safetensors.index.json") {
-        return FileKind::SafetensorsIndex;
+    if ["safetensors.index.json", ".bin.index.json", ".pt.index.json", ".pth.index.json"]
+        .iter()
+        .any(|s| lower.ends_with(s))
+    {
+        return FileKind::Index;
     }
     if crate::config::is_config_name(crate::shards::base_name(&lower)) {
         return FileKind::Config;
@@ -61,12 +66,12 @@ mod tests {
     fn kinds_are_told_apart() {
         assert_eq!(sniff("x", b"GGUF\x03\0\0\0"), FileKind::Gguf);
         assert_eq!(sniff("x.bin", b"\x02\0\0\0\0\0\0\0{}"), FileKind::Safetensors);
-        assert_eq!(sniff("model.safetensors.index.json", b"{\n"), FileKind::SafetensorsIndex);
+        assert_eq!(sniff("model.safetensors.index.json", b"{\n"), FileKind::Index);
         assert!(matches!(sniff("pytorch_model.bin", b"PK\x03\x04...."), FileKind::Pickle(_)));
         assert!(matches!(sniff("weights", b"\x80\x02}q\0"), FileKind::Pickle(_)));
         assert_eq!(sniff("model/config.json", b"{\"a\": 1}"), FileKind::Config);
         assert_eq!(sniff("model/Tokenizer_Config.json", b"{"), FileKind::Config);
         assert_eq!(sniff("tokenizer.json", b"{"), FileKind::Other);
-        assert_eq!(sniff("pytorch_model.bin.index.json", b"{"), FileKind::Other);
+        assert_eq!(sniff("pytorch_model.bin.index.json", b"{"), FileKind::Index);
     }
 }

@@ -157,7 +157,7 @@ pub async fn open_urls(
         if seen.insert(u.clone()) {
             // An index is read whole: most come in their first request.
             let name = url_file_name(&u).to_owned();
-            let index = sniff(&name, b"") == FileKind::SafetensorsIndex;
+            let index = sniff(&name, b"") == FileKind::Index;
             expect.push(Expect::Bytes(if index { MAX_PROBE_BYTES } else { PROBE_BYTES }));
             given.push((name, u));
         }
