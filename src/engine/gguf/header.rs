@@ -18,6 +18,8 @@ pub const DEFAULT_ALIGNMENT: u64 = 32;
 pub const MAX_DIMS: u32 = 4;
 /// Most dimensions a tensor info is still read with (then flagged): beyond, parsing stops.
 const MAX_READ_DIMS: u32 = 64;
+/// Most key/values kept (real files hold tens; each costs far more memory than its bytes).
+pub const MAX_METADATA_ENTRIES: usize = 1 << 16;
 /// Most entries reserved from a header's counts before any is read.
 const RESERVE_ENTRIES: u64 = 1 << 16;
 /// ggml's `GGML_MAX_NAME`: a tensor name must be shorter, to fit with its NUL.
@@ -148,6 +150,8 @@ pub struct HeaderDecoder {
     wait_until: u64,
     /// Findings kept to so many per rule.
     cap: RuleCap,
+    /// Key/values read and not kept, past [`MAX_METADATA_ENTRIES`].
+    kvs_dropped: u64,
 }
 
 impl HeaderDecoder {
@@ -166,6 +170,7 @@ impl HeaderDecoder {
             name_keys: Vec::new(),
             wait_until: 0,
             cap: RuleCap::default(),
+            kvs_dropped: 0,
         }
     }
 
@@ -178,6 +183,16 @@ impl HeaderDecoder {
     }
 
     fn finish(&mut self) {
+        if self.kvs_dropped > 0 {
+            self.out.findings.push(Finding::warning(
+                rules::TOO_MANY_KEYS,
+                format!(
+                    "{} more key/values past the first {MAX_METADATA_ENTRIES} were read and not kept",
+                    self.kvs_dropped
+                ),
+            ));
+            self.kvs_dropped = 0;
+        }
         self.state = State::Done;
         self.window = Window::new(self.pos());
         self.frames.clear();
@@ -406,6 +421,11 @@ impl HeaderDecoder {
     }
 
     fn push_kv(&mut self, key: String, raw: Vec<u8>, value: Value, at: u64) {
+        // Past the cap only the key that places the data is kept.
+        if self.out.metadata.len() >= MAX_METADATA_ENTRIES && key != "general.alignment" {
+            self.kvs_dropped += 1;
+            return;
+        }
         if raw != key.as_bytes() {
             self.raw_keys.push((self.out.metadata.len(), raw));
         }

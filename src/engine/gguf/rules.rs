@@ -26,6 +26,7 @@ pub const DATA_OUT_OF_BOUNDS: &str = "gguf.data_out_of_bounds";
 pub const TRAILING_BYTES: &str = "gguf.trailing_bytes";
 pub const SIZE_OVERFLOW: &str = "gguf.size_overflow";
 pub const EMPTY_KEY: &str = "gguf.empty_key";
+pub const TOO_MANY_KEYS: &str = "gguf.too_many_keys";
 pub const NESTED_ARRAY: &str = "gguf.nested_array";
 pub const ARRAY_TOO_LONG: &str = "gguf.array_too_long";
 pub const BIG_ENDIAN: &str = "gguf.big_endian";

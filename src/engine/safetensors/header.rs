@@ -328,8 +328,10 @@ impl JsonScan {
                 return Ok(());
             }
             self.metadata_seen = true;
-            let json: Json = serde_json::from_str(value).map_err(|e| serde_error(&e, value, value_at))?;
-            metadata(json, out);
+            let mut de = serde_json::Deserializer::from_str(value);
+            serde::Deserializer::deserialize_any(&mut de, Metadata(out))
+                .and_then(|()| de.end())
+                .map_err(|e| serde_error(&e, value, value_at))?;
             return Ok(());
         }
         let entry = match tensor_entry(&name, value) {
@@ -531,25 +533,79 @@ fn byte_of(text: &str, line: usize, column: usize) -> usize {
     (line_start + column.saturating_sub(1)).min(text.len())
 }
 
-fn metadata(value: Json, out: &mut Header) {
-    if value.is_null() {
-        return; // the reference reads `"__metadata__": null` as no metadata
+/// Most `__metadata__` entries kept (real ones hold a handful); the rest are counted.
+pub const MAX_METADATA_ENTRIES: usize = 1 << 16;
+
+/// `__metadata__`, read entry by entry into the header's metadata (no JSON tree of it): strings
+/// as they are, other values as their JSON text with a finding; a repeated key keeps its first
+/// place and its last value, as a JSON map does.
+struct Metadata<'a>(&'a mut Header);
+
+impl<'de> serde::de::Visitor<'de> for Metadata<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object of strings")
     }
-    let Json::Object(map) = value else {
-        out.findings.push(Finding::error(rules::METADATA_NOT_STRINGS, "__metadata__ must be an object of strings"));
-        return;
-    };
-    for (k, v) in map {
-        match v {
-            Json::String(s) => out.metadata.push((k, s)),
-            other => {
-                out.findings.push(Finding::error(
-                    rules::METADATA_NOT_STRINGS,
-                    format!("__metadata__ value of '{k}' is not a string"),
-                ));
-                out.metadata.push((k, other.to_string()));
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(()) // the reference reads `"__metadata__": null` as no metadata
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let out = self.0;
+        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut dropped = 0u64;
+        while let Some((k, v)) = map.next_entry::<String, Json>()? {
+            let text = match v {
+                Json::String(s) => s,
+                other => {
+                    out.findings.push(Finding::error(
+                        rules::METADATA_NOT_STRINGS,
+                        format!("__metadata__ value of '{k}' is not a string"),
+                    ));
+                    other.to_string()
+                }
+            };
+            match at.get(&k) {
+                Some(&i) => out.metadata[i].1 = text,
+                None if at.len() < MAX_METADATA_ENTRIES => {
+                    at.insert(k.clone(), out.metadata.len());
+                    out.metadata.push((k, text));
+                }
+                None => dropped += 1,
             }
         }
+        if dropped > 0 {
+            out.findings.push(Finding::warning(
+                rules::TOO_MUCH_METADATA,
+                format!("__metadata__ holds {dropped} more entries past the first {MAX_METADATA_ENTRIES}; they are not kept"),
+            ));
+        }
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        self.not_an_object()
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        self.not_an_object()
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        self.not_an_object()
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        self.not_an_object()
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        self.not_an_object()
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        self.not_an_object()
+    }
+}
+
+impl Metadata<'_> {
+    fn not_an_object<E>(self) -> Result<(), E> {
+        self.0.findings.push(Finding::error(rules::METADATA_NOT_STRINGS, "__metadata__ must be an object of strings"));
+        Ok(())
     }
 }
 

@@ -8,6 +8,7 @@ pub const HEADER_NOT_OBJECT: &str = "safetensors.header_not_object";
 pub const INVALID_JSON: &str = "safetensors.invalid_json";
 pub const DUPLICATE_KEY: &str = "safetensors.duplicate_key";
 pub const METADATA_NOT_STRINGS: &str = "safetensors.metadata_not_strings";
+pub const TOO_MUCH_METADATA: &str = "safetensors.too_much_metadata";
 pub const BAD_TENSOR_ENTRY: &str = "safetensors.bad_tensor_entry";
 pub const UNKNOWN_DTYPE: &str = "safetensors.unknown_dtype";
 pub const INVERTED_OFFSETS: &str = "safetensors.inverted_offsets";
