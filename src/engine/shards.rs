@@ -321,8 +321,6 @@ fn tensor(t: safetensors::TensorEntry, file: usize, data_start: u64, file_len: u
     Tensor { name: t.name, dtype, shape: t.shape, file, offset, nbytes, data }
 }
 
-/// The tensors' names: the first tensor of each name, and each tensor's first tensor of the same
-/// name (itself when the name is new). One map serves the duplicate and the index checks.
 /// A set of shards as a whole: names repeated across files, then the first index against the
 /// tensors (any other ignored with a warning) or, without one, the shards its file names count.
 fn check_set(
@@ -348,6 +346,8 @@ fn check_set(
     }
 }
 
+/// The tensors' names: the first tensor of each name, and each tensor's first tensor of the same
+/// name (itself when the name is new). One map serves the duplicate and the index checks.
 struct Names<'a> {
     first: HashMap<&'a str, usize>,
     first_of: Vec<usize>,
