@@ -158,7 +158,7 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             orders
                 .iter()
                 .map(|o| {
-                    let o = Order::from_json(&o.to_json()).expect("an order survives JSON");
+                    let o = Order::from_bytes(&o.to_bytes()).expect("an order survives bytes");
                     let reply = run(order_job(&o).unwrap(), &[&bytes]).unwrap();
                     let wire = reply.to_bytes();
                     for cut in [0, wire.len() / 2, wire.len().saturating_sub(1)] {
@@ -205,7 +205,7 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             .unwrap();
             want.extend(sink.take());
             let order = Order::Npy { tensor: TensorRef::of(t, bytes.len() as u64).unwrap() };
-            let order = Order::from_json(&order.to_json()).unwrap();
+            let order = Order::from_bytes(&order.to_bytes()).unwrap();
             let mut got = Vec::new();
             let reply = job::run_draining(
                 order_job(&order).unwrap(),

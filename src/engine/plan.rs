@@ -14,7 +14,7 @@ const SAMPLE_PIECE_BYTES: u64 = 64 << 10;
 pub const DEFAULT_SAMPLE_BYTES: u64 = 4 << 20;
 
 /// What part of a tensor to decode.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Selection {
     Whole,
     /// Elements `start..end` in storage order.

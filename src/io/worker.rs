@@ -83,7 +83,11 @@ fn handle(msg: JsValue) {
 /// Run the order in `msg`: its reply's bytes, and the sources it read.
 async fn serve(id: u32, msg: &JsValue, meter: &Meter) -> Result<(Vec<u8>, Vec<Source>), RunError> {
     let bad = |what: &str| RunError::Read(format!("the page sent {what}"));
-    let order = get(msg, "order").as_string().and_then(|t| Order::from_json(&t)).ok_or_else(|| bad("no order"))?;
+    let order = get(msg, "order")
+        .dyn_into::<Uint8Array>()
+        .ok()
+        .and_then(|b| Order::from_bytes(&b.to_vec()))
+        .ok_or_else(|| bad("no order"))?;
     let sources_js: Array = get(msg, "sources").dyn_into().map_err(|_| bad("no sources"))?;
     let sources =
         sources_js.iter().map(|s| source_from_js(&s, meter)).collect::<Result<Vec<_>, _>>().map_err(RunError::Read)?;

@@ -6,7 +6,7 @@
 //! the sequential job's to the bit. Where workers cannot start, [`Pool::get`] is `None` and
 //! callers run the sequential job on the page instead.
 //!
-//! Messages: page → worker `{id, order, sources}` (the order as JSON) and `{cancel: id}`;
+//! Messages: page → worker `{id, order, sources}` (the order as bytes, `Order::to_bytes`) and `{cancel: id}`;
 //! worker → page `{id, progress: [done, total]}` and `{id, part}` (streamed output), then `{id, reply, read, requests}` (bytes
 //! read per file, requests made) or
 //! `{id, error, cancelled}`.
@@ -191,7 +191,7 @@ impl Pool {
             });
             let msg = object(&[
                 ("id", JsValue::from(id)),
-                ("order", JsValue::from_str(&orders[i].to_json())),
+                ("order", Uint8Array::from(orders[i].to_bytes().as_slice()).into()),
                 ("sources", sources_js.into()),
             ]);
             if self.workers[w].post_message(&msg).is_err() {

@@ -13,7 +13,7 @@ use crate::plan::{Plan, Selection};
 use crate::step::FeedError;
 
 /// Which values to compare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Values {
     /// [`SAMPLE_WINDOWS`] windows of about [`SAMPLE_WINDOW`] elements spread over the tensor
     /// (every element of a small one).
@@ -64,7 +64,7 @@ impl std::fmt::Display for CompareError {
 }
 
 /// Where B's elements lie for A's (see [`crate::names::Placement`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pairing {
     /// Element for element.
     Same,

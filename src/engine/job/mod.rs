@@ -16,6 +16,7 @@ mod compare;
 mod hist;
 mod npy;
 mod open;
+mod order_bytes;
 mod runner;
 pub mod scaled;
 mod scan;

@@ -3,8 +3,6 @@
 //! of the weight is read with the scale elements it needs, and the values reach the sink
 //! dequantized.
 
-use serde::{Deserialize, Serialize};
-
 use super::scan::{scan_target, Sink, ValuesError};
 use super::{Job, JobStep, Need, Progress};
 use crate::decode::{codec_for, BlockCodec};
@@ -19,7 +17,7 @@ const BATCH_ELEMS: usize = 1 << 14;
 const MAX_BLOCKS_PER_ROW: u64 = 1 << 21;
 
 /// Which scale element applies to weight element `e` (in storage order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScaleMap {
     /// One scale per `elems` consecutive elements (a group, a row, an expert, the tensor).
     Group { elems: u64 },

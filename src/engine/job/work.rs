@@ -6,8 +6,6 @@
 
 use std::ops::Range;
 
-use serde::{Deserialize, Serialize};
-
 use super::check::CheckOutcome;
 use super::compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, Values};
 use super::npy::{npy_job, NpyJob};
@@ -37,7 +35,7 @@ const ORDER_BYTES: u64 = 64 << 20;
 const ORDER_UNITS: usize = 4096;
 
 /// A tensor as an order names it: enough to plan its reads again (its extent is checked anew).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TensorRef {
     /// `st:<safetensors dtype>` or `ggml:<type id>`.
     pub dtype: String,
@@ -81,7 +79,7 @@ impl TensorRef {
 }
 
 /// One unit of parallel work.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Order {
     /// Pieces `pieces` of the histogram of `sel` over a tensor.
     Histogram { tensor: TensorRef, sel: Selection, scales: bool, pieces: Range<u64> },
@@ -98,18 +96,6 @@ pub enum Order {
     /// Pieces `pieces` of the histogram of `sel` over a weight dequantized with scales read
     /// from other tensors (`divide`: the scale is a reciprocal).
     Scaled { weight: TensorRef, inputs: Vec<(TensorRef, ScaleMap, bool)>, sel: Selection, pieces: Range<u64> },
-}
-
-impl Order {
-    /// The order as JSON text (to post to a worker).
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("orders serialise")
-    }
-
-    /// An order read back from [`Order::to_json`].
-    pub fn from_json(text: &str) -> Option<Order> {
-        serde_json::from_str(text).ok()
-    }
 }
 
 /// What an order gives back.
@@ -681,7 +667,7 @@ mod tests {
     #[test]
     fn span_and_compare_replies_survive_bytes_and_broken_ones_are_refused() {
         let spans = Order::Spans { spans: vec![(0, 0, 10), (1, 5, 9)] };
-        let order = Order::from_json(&spans.to_json()).unwrap();
+        let order = Order::from_bytes(&spans.to_bytes()).unwrap();
         let reply = Reply::Spans(vec!["ab".into(), "cd".into()]);
         let bytes = reply.to_bytes();
         assert!(matches!(Reply::from_bytes(&order, &bytes), Some(Reply::Spans(d)) if d == ["ab", "cd"]));
@@ -694,7 +680,7 @@ mod tests {
         let t = TensorRef { dtype: "st:F32".into(), shape: vec![3], file: 0, offset: 8, nbytes: 12, file_len: 20 };
         let cmp =
             Order::Compare { a: t.clone(), b: t, values: Values::Sample, pairing: Pairing::PlusOne { hf_is_a: true } };
-        let cmp = Order::from_json(&cmp.to_json()).unwrap();
+        let cmp = Order::from_bytes(&cmp.to_bytes()).unwrap();
         let Some(Reply::Compare(back)) = Reply::from_bytes(&cmp, &Reply::Compare(v.clone()).to_bytes()) else {
             panic!()
         };
