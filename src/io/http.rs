@@ -17,6 +17,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, RequestMode, Response};
 
 use super::blob::js_error;
+use super::watchdog::{Watchdog, IDLE_MS};
 use crate::engine::range::ByteRange;
 use crate::engine::remote::{check_range_response, Pin, RangeError, RangeHeaders};
 
@@ -187,10 +188,13 @@ async fn fetch_range(url: &str, start: u64, end: u64, pinned: Option<&Pin>, mete
     // shard set's open, and a pinned file's ranges are read once.
     init.set_cache(web_sys::RequestCache::NoStore);
     meter.requests.set(meter.requests.get() + 1);
+    let dog = Watchdog::new(&ctrl);
     let resp = match JsFuture::from(fetch(url, &init)?).await {
         Ok(r) => r,
+        Err(_) if dog.fired() => return Err(format!("{url}: no answer in {} s", IDLE_MS / 1000)),
         Err(_) => return Err(diagnose(url).await),
     };
+    dog.pet();
     let resp: Response = resp.dyn_into().map_err(js_error)?;
     let h = resp.headers();
     let get = |name: &str| h.get(name).ok().flatten();
@@ -217,7 +221,7 @@ async fn fetch_range(url: &str, start: u64, end: u64, pinned: Option<&Pin>, mete
     };
     // The Content-Range was checked to start at `start` and end at `end` or the file's end.
     let want = end.min(total - 1) - start + 1;
-    let bytes = read_body(&resp, want).await.map_err(|e| format!("{url}: {e}"))?;
+    let bytes = read_body(&resp, want, &dog).await.map_err(|e| format!("{url}: {e}"))?;
     meter.add(bytes.len() as u64);
     let final_url = resp.url();
     let pin = Pin { url: if final_url.is_empty() { url.to_owned() } else { final_url }, total, etag, last_modified };
@@ -234,14 +238,26 @@ fn fetch(url: &str, init: &RequestInit) -> Result<js_sys::Promise, String> {
 }
 
 /// Exactly `want` bytes of a response body, read chunk by chunk: a server that sends more
-/// than the range it confirmed is refused before the excess is buffered.
-async fn read_body(resp: &Response, want: u64) -> Result<Vec<u8>, String> {
+/// than the range it confirmed is refused before the excess is buffered; once the bytes are in,
+/// the rest of the response is not waited for; a body that stops for [`IDLE_MS`] is an error.
+async fn read_body(resp: &Response, want: u64, dog: &Watchdog) -> Result<Vec<u8>, String> {
     let body = resp.body().ok_or("the response has no body")?;
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let cap = usize::try_from(want).map_err(|_| "range too large".to_owned())?;
     let mut out = Vec::with_capacity(cap);
-    loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(js_error)?;
+    while (out.len() as u64) < want {
+        let chunk = match JsFuture::from(reader.read()).await {
+            Ok(c) => c,
+            Err(_) if dog.fired() => {
+                return Err(format!(
+                    "the server sent {} of {want} bytes, then nothing for {} s",
+                    out.len(),
+                    IDLE_MS / 1000
+                ))
+            }
+            Err(e) => return Err(js_error(e)),
+        };
+        dog.pet();
         let done = js_sys::Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
         if done {
             break;
@@ -255,6 +271,7 @@ async fn read_body(resp: &Response, want: u64) -> Result<Vec<u8>, String> {
         out.resize(at + value.length() as usize, 0);
         value.copy_to(&mut out[at..]);
     }
+    let _ = reader.cancel();
     if out.len() as u64 != want {
         return Err(format!("the server sent {} bytes for a range of {want}", out.len()));
     }

@@ -13,6 +13,7 @@ pub mod open;
 pub mod pool;
 pub mod source;
 pub mod values;
+pub mod watchdog;
 pub mod worker;
 pub mod workers;
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { serveDist, launch } from './helpers.mjs';
-import { startServer } from './server.mjs';
+import { startServer, parseRange } from './server.mjs';
 import { Viewer, fixture, tempDir, makeBig } from './viewer.mjs';
 
 let app; // the viewer
@@ -156,10 +156,10 @@ test('a whole-tensor histogram keeps more reads in flight than there are workers
   assert.deepEqual(browser.errors, []);
 });
 
-async function openError(page, url) {
+async function openError(page, url, timeout = 15_000) {
   const v = new Viewer(page, app.url);
   await page.goto(app.url + `?url=${encodeURIComponent(url)}`);
-  await page.locator('[data-testid=error]').waitFor({ timeout: 15_000 });
+  await page.locator('[data-testid=error]').waitFor({ timeout });
   void v;
   return page.locator('[data-testid=error]').textContent();
 }
@@ -184,4 +184,47 @@ test('CORS and network failures get their own messages', async () => {
   await dead.close();
   msg = await openError(page, deadUrl + 'gguf_v3_le.gguf');
   assert.match(msg, /network error/);
+});
+
+/** A server on a free port answering every request with `handle(req, res)`; CORS for all. */
+async function rawServer(handle) {
+  const srv = http.createServer((req, res) => {
+    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Range', 'Access-Control-Expose-Headers': '*' };
+    if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
+    handle(req, res, cors);
+  });
+  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
+  const url = `http://127.0.0.1:${srv.address().port}/`;
+  // Connections held open by the handlers are cut when the test ends.
+  return { url, close: () => new Promise((ok) => { srv.closeAllConnections(); srv.close(ok); }) };
+}
+
+test('a response that holds its connection open after the bytes asked for still opens the file', async () => {
+  const bytes = fs.readFileSync(path.join(tmp.dir, 'gguf_v3_le.gguf'));
+  // Each range is sent whole, then the response promises more and never ends.
+  const lingering = await rawServer((req, res, cors) => {
+    const r = parseRange(req.headers.range, bytes.length);
+    res.writeHead(206, { ...cors, 'Content-Range': `bytes ${r.start}-${r.end}/${bytes.length}`, 'Content-Length': String(r.end - r.start + 1 + 1000) });
+    res.write(bytes.subarray(r.start, r.end + 1));
+  });
+  try {
+    const { page } = browser;
+    const v = new Viewer(page, app.url);
+    const url = lingering.url + 'gguf_v3_le.gguf';
+    await page.goto(app.url + `?url=${encodeURIComponent(url)}`);
+    await v.waitLoaded(url);
+    assert.equal(await v.text('summary-tensors'), '37');
+  } finally {
+    await lingering.close();
+  }
+});
+
+test('a server that never answers ends the open with an error, not a wait without end', async () => {
+  const silent = await rawServer(() => {});
+  try {
+    const msg = await openError(browser.page, silent.url + 'gguf_v3_le.gguf', 60_000);
+    assert.match(msg, /no answer in 20 s/);
+  } finally {
+    await silent.close();
+  }
 });

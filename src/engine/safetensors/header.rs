@@ -123,9 +123,10 @@ impl Decoder for HeaderDecoder {
                     } else {
                         self.window.consume(8);
                         // Room for as many entries as the header's bytes could hold at a typical
-                        // entry size (bytes that are there), so that no single read pays for
-                        // regrowing a large table.
-                        let entries = usize::try_from(n / 128).unwrap_or(0);
+                        // entry size, so that few reads pay for regrowing a large table; at most
+                        // 65,536 before any is read (the length is a claim: a remote file's
+                        // bytes may never come).
+                        let entries = usize::try_from((n / 128).min(1 << 16)).unwrap_or(0);
                         self.out.tensors.reserve(entries);
                         self.json.names.reserve(entries);
                         self.state = State::Json;

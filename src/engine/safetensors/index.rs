@@ -84,10 +84,8 @@ impl Decoder for IndexDecoder {
     }
 
     fn feed(&mut self, offset: u64, bytes: &[u8]) -> Result<(), FeedError> {
-        // The size is checked against the limit above: reserve it once, not by doubling.
-        if offset == 0 && self.file_len <= MAX_INDEX_BYTES {
-            self.window.reserve(self.file_len);
-        }
+        // The buffer grows with the bytes that come, not with the size claimed (a remote index's
+        // size is the server's word, and its bytes may never come).
         self.window.push(offset, bytes)
     }
 }
