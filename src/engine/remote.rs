@@ -45,28 +45,29 @@ pub fn check_url(url: &str) -> Result<String, UrlError> {
     }
 }
 
-/// `name` resolved against the URL `base` (a shard named in an index, relative to the index).
-/// A name with a scheme of its own is taken as it is (and checked by [`check_url`] like any).
-pub fn join_url(base: &str, name: &str) -> String {
-    if scheme(name).is_some() {
-        return name.to_owned();
-    }
-    if let Some(rest) = name.strip_prefix("//") {
-        let s = scheme(base).unwrap_or_else(|| "https".into());
-        return format!("{s}://{rest}");
-    }
-    if name.starts_with('/') {
-        return format!("{}{name}", base_origin(base).unwrap_or(""));
+/// The URL of the file `name` beside the file at URL `base` (a shard an index names, in the
+/// index's folder or below it). A name that would leave that folder (a scheme, a host, a path
+/// from the root, a `..` part, a query) is refused: a hostile index could otherwise send the
+/// page's requests anywhere, or build a model of another repository's files.
+pub fn beside(base: &str, name: &str) -> Result<String, ShardNameError> {
+    let bad = || ShardNameError(name.to_owned());
+    let parts_ok = name.split('/').all(|p| !p.is_empty() && p != "." && p != "..");
+    if name.is_empty() || scheme(name).is_some() || !parts_ok || name.contains(['\\', '?', '#', '%']) {
+        return Err(bad());
     }
     let path_end = base.find(['?', '#']).unwrap_or(base.len());
     let dir = base[..path_end].rfind('/').map_or("", |i| &base[..=i]);
-    format!("{dir}{name}")
+    Ok(format!("{dir}{name}"))
 }
 
-fn base_origin(url: &str) -> Option<&str> {
-    let scheme_end = url.find("://")? + 3;
-    let host_end = url[scheme_end..].find('/').map_or(url.len(), |i| scheme_end + i);
-    Some(&url[..host_end])
+/// A shard name an index gives that is not a file beside it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardNameError(pub String);
+
+impl fmt::Display for ShardNameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the index names shard '{}', which is not a file in the index's folder; none is fetched", self.0)
+    }
 }
 
 /// The file name at the end of a URL's path.
@@ -195,11 +196,10 @@ mod tests {
         assert_eq!(expand_url("http://x/y"), "http://x/y");
         let idx = "https://h.co/a/b/resolve/main/model.safetensors.index.json?download=1";
         assert_eq!(
-            join_url(idx, "model-00001-of-00002.safetensors"),
-            "https://h.co/a/b/resolve/main/model-00001-of-00002.safetensors"
+            beside(idx, "model-00001-of-00002.safetensors").as_deref(),
+            Ok("https://h.co/a/b/resolve/main/model-00001-of-00002.safetensors")
         );
-        assert_eq!(join_url(idx, "/x.bin"), "https://h.co/x.bin");
-        assert_eq!(join_url(idx, "http://other/s.safetensors"), "http://other/s.safetensors");
+        assert_eq!(beside(idx, "sub/x.safetensors").as_deref(), Ok("https://h.co/a/b/resolve/main/sub/x.safetensors"));
         assert_eq!(url_file_name(idx), "model.safetensors.index.json");
     }
 
@@ -268,12 +268,28 @@ mod tests {
             assert!(check_url(bad).is_err(), "{bad}");
         }
         let idx = "https://h.co/r/model.safetensors.index.json";
-        assert_eq!(join_url(idx, "javascript:alert(1)"), "javascript:alert(1)");
-        assert!(check_url(&join_url(idx, "javascript:alert(1)")).is_err());
-        assert!(check_url(&join_url(idx, "file:///etc/passwd")).is_err());
-        assert_eq!(join_url(idx, "//cdn.h.co/s.safetensors"), "https://cdn.h.co/s.safetensors");
+        // Anything that leaves the index's folder is refused.
+        for name in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "http://other/s.safetensors",
+            "hf://other/repo/s.safetensors",
+            "//cdn.h.co/s.safetensors",
+            "/x.bin",
+            "../other/s.safetensors",
+            "a/../../s.safetensors",
+            "./s.safetensors",
+            "a//s.safetensors",
+            "s.safetensors?x=1",
+            "s.safetensors#x",
+            "%2e%2e/s.safetensors",
+            "..\\s.safetensors",
+            "",
+        ] {
+            assert_eq!(beside(idx, name), Err(ShardNameError(name.to_owned())), "{name}");
+        }
         assert_eq!(
-            check_url(&join_url(idx, "s-00001-of-00002.safetensors")).as_deref(),
+            check_url(&beside(idx, "s-00001-of-00002.safetensors").unwrap()).as_deref(),
             Ok("https://h.co/r/s-00001-of-00002.safetensors")
         );
     }

@@ -13,7 +13,7 @@ use super::BlobSource;
 use crate::engine::job::{headers_job, OnFile, RunError};
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
-use crate::engine::remote::{check_url, join_url, url_file_name};
+use crate::engine::remote::{beside, check_url, url_file_name};
 use crate::engine::shard_probe::{Expect, ShardProbes, MAX_PROBE_BYTES, PROBE_BYTES};
 use crate::engine::shards::Assembling;
 use crate::engine::sniff::{sniff, FileKind};
@@ -171,13 +171,16 @@ pub async fn open_urls(
     for (name, url, _, parsed) in &opened {
         if let Parsed::Index(ix) = parsed {
             for (shard, guess) in ix.shards().zip(Expect::shards_of(ix)) {
-                let u = check_url(&join_url(url, shard)).map_err(|e| RunError::Read(format!("{name}: {e}")))?;
+                let u = beside(url, shard)
+                    .map_err(|e| e.to_string())
+                    .and_then(|u| check_url(&u).map_err(|e| e.to_string()))
+                    .map_err(|e| RunError::Read(format!("{name}: {e}")))?;
                 if seen.insert(u.clone()) {
                     more.push((shard.to_owned(), u));
                     expect.push(guess);
                 }
             }
-            if let Ok(u) = check_url(&join_url(url, "config.json")) {
+            if let Some(u) = beside(url, "config.json").ok().and_then(|u| check_url(&u).ok()) {
                 if seen.insert(u.clone()) {
                     configs.push(("config.json".to_owned(), u));
                 }
