@@ -89,6 +89,28 @@ pub struct Pin {
     pub last_modified: Option<String>,
 }
 
+/// Stable codes of what a remote file's pin shows.
+pub mod rules {
+    pub const UNPINNED: &str = "remote.unpinned";
+}
+
+impl Pin {
+    /// A finding when the server shows no validator (ETag or Last-Modified) for the file: only
+    /// its size then tells a replaced file from the one opened.
+    pub fn unpinned(&self) -> Option<crate::findings::Finding> {
+        (self.etag.is_none() && self.last_modified.is_none()).then(|| {
+            crate::findings::Finding::info(
+                rules::UNPINNED,
+                format!(
+                    "{}: the server shows no ETag or Last-Modified (to this page), so a file replaced on it by \
+                     one of the same size would not be noticed while it is open",
+                    self.url
+                ),
+            )
+        })
+    }
+}
+
 /// The headers of a response that matter to range reading.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeHeaders<'a> {

@@ -54,6 +54,15 @@ fn aligned(cp: &Checkpoint, sources: &[Source]) -> Vec<Source> {
     cp.files.iter().map(|f| sources[f.given].clone()).collect()
 }
 
+/// A finding for each remote file whose server shows no validator (`Pin::unpinned`).
+fn note_unpinned(cp: &mut Checkpoint, sources: &[Source]) {
+    for (i, s) in sources.iter().enumerate() {
+        if let Source::Http(h) = s {
+            cp.findings.extend(h.spec().1.unpinned().map(|f| f.in_file(i)));
+        }
+    }
+}
+
 /// Read the headers of every input and assemble one checkpoint. Inputs are sorted by path
 /// first, as the CLI sorts a folder's children.
 pub async fn open_inputs(
@@ -84,8 +93,9 @@ pub async fn open_sources(
     .await?;
     let bytes_read = sources.iter().map(Source::bytes_read).sum();
     progress(OpenProgress { files_done: total, files: total, bytes_read });
-    let cp = assemble_apart(parsed, cancel).await?;
+    let mut cp = assemble_apart(parsed, cancel).await?;
     let sources = aligned(&cp, &sources);
+    note_unpinned(&mut cp, &sources);
     Ok((cp, sources))
 }
 
@@ -205,7 +215,8 @@ pub async fn open_urls(
     progress(OpenProgress { files_done: total, files: total, bytes_read: meter.bytes() });
     let (parsed, sources): (Vec<_>, Vec<_>) =
         opened.into_iter().map(|(name, _, src, p)| ((FileInfo::new(name, src.len()), p), src)).unzip();
-    let cp = assemble_apart(parsed, cancel).await?;
+    let mut cp = assemble_apart(parsed, cancel).await?;
     let sources = aligned(&cp, &sources);
+    note_unpinned(&mut cp, &sources);
     Ok((cp, sources))
 }

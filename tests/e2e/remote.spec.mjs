@@ -110,6 +110,10 @@ test('the URL box opens a GGUF by URL and a histogram is read by ranges', async 
   await v.waitLoaded(url);
   assert.equal(await v.text('summary-tensors'), '37');
   assert.ok(page.url().includes('url=' + encodeURIComponent(url)), `shareable: ${page.url()}`);
+  await v.tab('findings');
+  const codes = await page.locator('[data-testid=finding-code]').allTextContents();
+  assert.ok(!codes.includes('remote.unpinned'), 'a server sending ETag and Last-Modified pins the file');
+  await v.tab('tensors');
   await v.selectTensor('blk.0.attn_q.weight');
   await v.waitHistogram();
   const t = await transferred(page);
@@ -214,6 +218,10 @@ test('a response that holds its connection open after the bytes asked for still 
     await page.goto(app.url + `?url=${encodeURIComponent(url)}`);
     await v.waitLoaded(url);
     assert.equal(await v.text('summary-tensors'), '37');
+    // It sends no ETag or Last-Modified: only the size pins the file, and the findings say so.
+    await v.tab('findings');
+    const codes = await page.locator('[data-testid=finding-code]').allTextContents();
+    assert.ok(codes.includes('remote.unpinned'), codes.join(' '));
   } finally {
     await lingering.close();
   }
