@@ -40,6 +40,19 @@ fn host() -> web_sys::HtmlElement {
     div.unchecked_into()
 }
 
+/// In the browser std's `RandomState` keys are the same in every page: the engine's maps are
+/// keyed from the page's own randomness instead, a new key each time it is seeded.
+#[wasm_bindgen_test]
+fn hash_maps_are_keyed_by_the_pages_randomness() {
+    use std::hash::BuildHasher;
+    let hash = || tensorscope::engine::hash::Seeded::default().hash_one("blk.0.attn_q.weight");
+    tensorscope::io::seed_hashes();
+    let one = hash();
+    assert_eq!(hash(), one, "one key until seeded again");
+    tensorscope::io::seed_hashes();
+    assert_ne!(hash(), one);
+}
+
 #[wasm_bindgen_test]
 async fn blob_source_reads_ranges_and_clamps_at_the_end() {
     let src = BlobSource::new(blob(b"0123456789"));

@@ -3,7 +3,9 @@
 //! `adapter.lora.alpha`, PEFT's `adapter_config.json`, kohya's per-module `.alpha` tensors or
 //! `ss_network_alpha`); the base model and target modules where the file names them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::hash::HashMap;
 
 use serde_json::Value as Json;
 

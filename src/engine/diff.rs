@@ -2,7 +2,7 @@
 //! the same, or changed in dtype, shape or size) and metadata keys added, removed or changed.
 //! Values are compared on demand by [`crate::job::compare_job`].
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use super::gguf::Value;
 use super::job::{Pairing, ValueDiff};

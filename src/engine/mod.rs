@@ -14,6 +14,7 @@ pub mod estimate;
 pub mod findings;
 pub mod fuzz;
 pub mod gguf;
+pub mod hash;
 pub mod hist_report;
 pub mod histogram;
 pub mod job;

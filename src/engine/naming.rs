@@ -1,6 +1,6 @@
 //! What a GGUF file says it is (`general.file_type`, its file name) against what it holds.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use super::findings::Finding;
 use super::gguf::{GgmlType, Value};
@@ -139,7 +139,7 @@ pub fn parse_size_label(label: &str) -> Option<f64> {
 
 /// Parameters per GGML type, and the type holding most of the weights (quantized types first).
 fn dominant(cp: &Checkpoint) -> Option<(GgmlType, HashMap<GgmlType, u128>)> {
-    let mut by: HashMap<GgmlType, u128> = HashMap::new();
+    let mut by: HashMap<GgmlType, u128> = HashMap::default();
     for t in &cp.tensors {
         if let Dtype::Ggml(g) = t.dtype {
             *by.entry(g).or_default() += u128::from(t.elems().unwrap_or(0));

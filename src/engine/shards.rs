@@ -1,7 +1,9 @@
 //! Assembling the files given into one [`Checkpoint`]: a single file, a safetensors set with or
 //! without its index, or a GGUF split set.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use crate::hash::{HashMap, HashSet};
 
 use super::config::{self, ConfigFile, ConfigRead, MAX_CONFIG_BYTES};
 use super::findings::{Finding, RuleCap};
@@ -210,7 +212,7 @@ struct Metadata {
 
 impl Metadata {
     fn new(files: usize) -> Self {
-        Metadata { metadata: Vec::new(), meta_file: Vec::new(), keys: HashSet::new(), files }
+        Metadata { metadata: Vec::new(), meta_file: Vec::new(), keys: HashSet::default(), files }
     }
 
     /// The entries of file `file`, after those of the files before it.
@@ -355,7 +357,7 @@ struct Names<'a> {
 
 impl<'a> Names<'a> {
     fn of(tensors: &'a [Tensor]) -> Self {
-        let mut first = HashMap::with_capacity(tensors.len());
+        let mut first = HashMap::with_capacity_and_hasher(tensors.len(), Default::default());
         let first_of = tensors.iter().enumerate().map(|(i, t)| *first.entry(t.name.as_str()).or_insert(i)).collect();
         Names { first, first_of }
     }
@@ -613,7 +615,7 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
         return;
     }
     let count = split[0].1.unwrap_or(0);
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for ((info, _), (no, _, _)) in files.iter().zip(&split) {
         match no {
             Some(n) if *n < count => {

@@ -4,7 +4,7 @@
 //! names and dtypes when there is no config: GPTQ, AWQ, bitsandbytes 4- and 8-bit, FP8 (block or
 //! per-tensor/channel scales), compressed-tensors, ModelOpt NVFP4/FP8, and MXFP4 (gpt-oss).
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use serde_json::Value as Json;
 
@@ -192,7 +192,7 @@ pub fn quant_roles(cp: &Checkpoint) -> Option<Vec<Role>> {
         .collect();
     // Overhead joins the scheme of the weight it belongs to, so each scheme's bits per weight
     // include its scales.
-    let labels: std::collections::HashMap<&str, String> = cp
+    let labels: crate::hash::HashMap<&str, String> = cp
         .tensors
         .iter()
         .zip(&out)

@@ -278,7 +278,7 @@ pub struct Group {
 pub fn group_by_layer(cp: &Checkpoint, rows: &[usize]) -> Vec<Group> {
     let params = crate::st_quant::logical_params(cp);
     let mut groups: Vec<Group> = Vec::new();
-    let mut at: std::collections::HashMap<Option<u64>, usize> = std::collections::HashMap::new();
+    let mut at: crate::hash::HashMap<Option<u64>, usize> = crate::hash::HashMap::default();
     for &i in rows {
         let t = &cp.tensors[i];
         let layer = layer_of(&t.name);

@@ -22,3 +22,13 @@ pub use blob::BlobSource;
 pub use driver::{run, Cancel};
 pub use http::{HttpSource, Meter};
 pub use source::Source;
+
+/// Key the engine's hash maps with this page's (or worker's) own randomness (see
+/// `engine::hash`): without it every page would hash tensor names under the same keys.
+pub fn seed_hashes() {
+    let word = || {
+        let half = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
+        half() << 32 | half()
+    };
+    crate::engine::hash::seed(word(), word());
+}

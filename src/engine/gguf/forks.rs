@@ -4,7 +4,7 @@
 //! old IQ2_TN), so a tensor's type is named only when its byte span fits exactly one of them.
 //! None of them are decoded: upstream llama.cpp cannot load them, and neither do we guess.
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use super::header::Header;
 use super::rules as gguf_rules;
@@ -176,7 +176,7 @@ pub fn spans(h: &Header) -> Vec<Option<u64>> {
 pub fn check_spans(h: &mut Header) {
     let spans = spans(h);
     let align = h.alignment.max(1);
-    let mut named = HashSet::new();
+    let mut named = HashSet::default();
     let mut findings = Vec::new();
     let fits = |size: u64, span: u64, last: bool| {
         let padded = size.checked_next_multiple_of(align);

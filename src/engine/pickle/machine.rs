@@ -4,7 +4,7 @@
 //! node count and the marks are bounded; at a limit, or at bytes that do not parse, the machine
 //! stops with a [`Stopped`] and the tree built so far is kept.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 /// A node's index in [`Tree::nodes`].
 pub type Id = u32;
@@ -131,7 +131,7 @@ pub fn run(bytes: &[u8], base: u64) -> Tree {
         tree: Tree::default(),
         stack: Vec::new(),
         marks: Vec::new(),
-        memo: HashMap::new(),
+        memo: HashMap::default(),
     };
     loop {
         let at = m.pos;

@@ -10,7 +10,7 @@ pub mod safety;
 pub mod torch;
 pub mod zip;
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::findings::Finding;
 use crate::range::ByteRange;
@@ -105,7 +105,7 @@ impl PickleRead {
             container,
             protocol: 0,
             tensors: vec![],
-            storages: HashMap::new(),
+            storages: HashMap::default(),
             imports: vec![],
             findings: vec![],
             facts: vec![],
@@ -164,7 +164,7 @@ impl PickleDecoder {
             out: PickleRead::empty(container),
             tree: None,
             prefix: String::new(),
-            storage_types: HashMap::new(),
+            storage_types: HashMap::default(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! persistent id naming its key, element type and size), the storage offset, the shape and the
 //! strides. Nested dicts (`state_dict`, `model`, modules' `_parameters`) flatten to dotted names.
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use super::machine::{CallKind, Id, Node, Tree};
 use crate::safetensors::Dtype;
@@ -96,7 +96,7 @@ fn torch_dtype(name: &str) -> Option<Dtype> {
 /// Every tensor under `tree.root`, named by its path.
 pub fn tensors(tree: &Tree) -> Vec<PickledTensor> {
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     if let Some(root) = tree.root {
         walk(tree, root, String::new(), 0, &mut seen, &mut out);
     }

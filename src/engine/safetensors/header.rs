@@ -199,8 +199,8 @@ struct JsonScan {
     /// Whether `__metadata__` was seen.
     metadata_seen: bool,
     /// Each name's last entry, by the name's hash; names whose hashes collide are in `collided`.
-    names: std::collections::HashMap<u64, Slot>,
-    collided: std::collections::HashMap<String, Option<usize>>,
+    names: crate::hash::HashMap<u64, Slot>,
+    collided: crate::hash::HashMap<String, Option<usize>>,
     /// Names of malformed entries (no tensor holds them).
     bad_names: Vec<Box<str>>,
     /// Tensors replaced by a later entry of the same name.
@@ -387,20 +387,22 @@ impl JsonScan {
 /// Record that `name`'s last entry is `slot`. If the name was seen before, returns the tensor
 /// of its earlier entry (now replaced), if that entry had one.
 fn remember(
-    names: &mut std::collections::HashMap<u64, Slot>,
-    collided: &mut std::collections::HashMap<String, Option<usize>>,
+    names: &mut crate::hash::HashMap<u64, Slot>,
+    collided: &mut crate::hash::HashMap<String, Option<usize>>,
     tensors: &[TensorEntry],
     bad_names: &[Box<str>],
     name: &str,
     slot: Slot,
 ) -> Option<Option<usize>> {
     use std::collections::hash_map::Entry;
-    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    use std::hash::BuildHasher;
     let tensor = |s: Slot| match s {
         Slot::Tensor(i) => Some(i),
         Slot::Bad(_) => None,
     };
-    match names.entry(BuildHasherDefault::<DefaultHasher>::default().hash_one(name)) {
+    // The name's hash under the map's own secret keys (equal names, equal hashes).
+    let hash = names.hasher().hash_one(name);
+    match names.entry(hash) {
         Entry::Vacant(v) => {
             v.insert(slot);
             None
@@ -552,7 +554,7 @@ impl<'de> serde::de::Visitor<'de> for Metadata<'_> {
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let out = self.0;
-        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut at: crate::hash::HashMap<String, usize> = crate::hash::HashMap::default();
         let mut dropped = 0u64;
         while let Some((k, v)) = map.next_entry::<String, Json>()? {
             let text = match v {

@@ -4,7 +4,7 @@
 //! interned: a 60 MB index names a few hundred shards hundreds of thousands of times), with no
 //! JSON tree in between.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
