@@ -60,6 +60,18 @@ pub fn beside(base: &str, name: &str) -> Result<String, ShardNameError> {
     Ok(format!("{dir}{name}"))
 }
 
+/// `url` (a Hub `…/resolve/<revision>/…` URL) at `commit` instead of its revision, so that the
+/// files beside it are read at the commit the index was read at, not wherever the branch has
+/// moved since. `None` when `commit` is not a full commit hash or `url` resolves no revision.
+pub fn at_commit(url: &str, commit: &str) -> Option<String> {
+    if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let at = url.find("/resolve/")? + "/resolve/".len();
+    let rev_end = at + url[at..].find('/')?;
+    Some(format!("{}{}{}", &url[..at], commit.to_ascii_lowercase(), &url[rev_end..]))
+}
+
 /// A shard name an index gives that is not a file beside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShardNameError(pub String);
@@ -223,6 +235,14 @@ mod tests {
         );
         assert_eq!(beside(idx, "sub/x.safetensors").as_deref(), Ok("https://h.co/a/b/resolve/main/sub/x.safetensors"));
         assert_eq!(url_file_name(idx), "model.safetensors.index.json");
+        let sha = "0123456789abcdef0123456789ABCDEF01234567";
+        assert_eq!(
+            at_commit(idx, sha).as_deref(),
+            Some("https://h.co/a/b/resolve/0123456789abcdef0123456789abcdef01234567/model.safetensors.index.json?download=1")
+        );
+        assert_eq!(at_commit(idx, "main"), None, "not a commit hash");
+        assert_eq!(at_commit(idx, &sha[1..]), None);
+        assert_eq!(at_commit("https://h.co/x/model.safetensors.index.json", sha), None, "no revision");
     }
 
     fn cr(h: &str) -> RangeHeaders<'_> {

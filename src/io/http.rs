@@ -65,6 +65,8 @@ pub struct HttpSource {
     head: Rc<Vec<u8>>,
     bytes_read: Rc<Cell<u64>>,
     meter: Meter,
+    /// The Hub's `X-Repo-Commit` of the first response, when the server shows one.
+    commit: Option<String>,
 }
 
 impl HttpSource {
@@ -79,7 +81,13 @@ impl HttpSource {
             bytes_read: Rc::new(Cell::new(got.bytes.len() as u64)),
             head: Rc::new(got.bytes),
             meter: meter.clone(),
+            commit: got.commit,
         })
+    }
+
+    /// The commit the server says the file is at (the Hub's `X-Repo-Commit`), if it shows one.
+    pub fn commit(&self) -> Option<&str> {
+        self.commit.as_deref()
     }
 
     /// A source over a file already pinned elsewhere (by the page, for a worker): no probe.
@@ -90,6 +98,7 @@ impl HttpSource {
             bytes_read: Rc::default(),
             head: Rc::default(),
             meter: meter.clone(),
+            commit: None,
         }
     }
 
@@ -173,6 +182,7 @@ impl HttpSource {
 struct Fetched {
     pin: Pin,
     bytes: Vec<u8>,
+    commit: Option<String>,
 }
 
 /// GET `url` bytes `start..=end` (judged against `pin` when given). The body is read as a
@@ -225,7 +235,7 @@ async fn fetch_range(url: &str, start: u64, end: u64, pinned: Option<&Pin>, mete
     meter.add(bytes.len() as u64);
     let final_url = resp.url();
     let pin = Pin { url: if final_url.is_empty() { url.to_owned() } else { final_url }, total, etag, last_modified };
-    Ok(Fetched { pin, bytes })
+    Ok(Fetched { pin, bytes, commit: get("x-repo-commit") })
 }
 
 /// `fetch(url, init)` from the page or from a worker.

@@ -13,7 +13,7 @@ use super::BlobSource;
 use crate::engine::job::{headers_job, OnFile, RunError};
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
-use crate::engine::remote::{beside, check_url, url_file_name};
+use crate::engine::remote::{at_commit, beside, check_url, url_file_name};
 use crate::engine::shard_probe::{Expect, ShardProbes, MAX_PROBE_BYTES, PROBE_BYTES};
 use crate::engine::shards::Assembling;
 use crate::engine::sniff::{sniff, FileKind};
@@ -178,8 +178,12 @@ pub async fn open_urls(
     let mut more = Vec::new();
     let mut expect = Vec::new();
     let mut configs = Vec::new();
-    for (name, url, _, parsed) in &opened {
+    for (name, url, src, parsed) in &opened {
         if let Parsed::Index(ix) = parsed {
+            // On the Hub, the shards at the commit the index was read at (a branch may move on
+            // while 500 shards open).
+            let commit = if let Source::Http(h) = src { h.commit() } else { None };
+            let url = &commit.and_then(|c| at_commit(url, c)).unwrap_or_else(|| url.clone());
             for (shard, guess) in ix.shards().zip(Expect::shards_of(ix)) {
                 let u = beside(url, shard)
                     .map_err(|e| e.to_string())

@@ -236,3 +236,35 @@ test('a server that never answers ends the open with an error, not a wait withou
     await silent.close();
   }
 });
+
+test('shards named by a Hub index are read at the commit the index was read at', async () => {
+  const sha = '0123456789abcdef0123456789abcdef01234567';
+  const root = path.join(tmp.dir, 'hub');
+  // The branch holds only the index (its shards moved on); the commit holds index and shards.
+  for (const rev of ['main', sha]) fs.mkdirSync(path.join(root, 'o', 'r', 'resolve', rev), { recursive: true });
+  for (const f of fs.readdirSync(fixture('sharded'))) {
+    fs.copyFileSync(fixture('sharded', f), path.join(root, 'o', 'r', 'resolve', sha, f));
+  }
+  fs.copyFileSync(fixture('sharded', 'model.safetensors.index.json'), path.join(root, 'o', 'r', 'resolve', 'main', 'model.safetensors.index.json'));
+  const served = [];
+  const hub = await rawServer((req, res, cors) => {
+    const file = path.join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    served.push(req.url);
+    if (!file.startsWith(root) || !fs.existsSync(file)) return res.writeHead(404, cors).end();
+    const bytes = fs.readFileSync(file);
+    const r = parseRange(req.headers.range, bytes.length);
+    res.writeHead(206, { ...cors, 'Content-Range': `bytes ${r.start}-${r.end}/${bytes.length}`, 'X-Repo-Commit': sha, ETag: '"e"' });
+    res.end(bytes.subarray(r.start, r.end + 1));
+  });
+  try {
+    const { page } = browser;
+    const v = new Viewer(page, app.url);
+    const url = hub.url + 'o/r/resolve/main/model.safetensors.index.json';
+    await v.open(`?url=${encodeURIComponent(url)}`);
+    assert.equal(await v.text('summary-files'), '2');
+    const shards = served.filter((u) => u.endsWith('.safetensors'));
+    assert.ok(shards.length >= 2 && shards.every((u) => u.includes(`/resolve/${sha}/`)), served.join(' '));
+  } finally {
+    await hub.close();
+  }
+});
