@@ -121,7 +121,14 @@ pub fn compare_job(
     let pairs: Vec<((u64, u64), (u64, u64))> = match pairing {
         Pairing::Same | Pairing::PlusOne { .. } => windows(elems, unit, values).into_iter().map(|w| (w, w)).collect(),
         Pairing::Expert { index, stacked_is_b } => {
-            let at = index.checked_mul(elems).ok_or(CompareError::Shapes(sa.clone(), sb.clone()))?;
+            // The expert must be one the stack holds (its index comes from a tensor's name).
+            let experts = if stacked_is_b { sb.first() } else { sa.first() }.copied().unwrap_or(0);
+            if index >= experts {
+                let why = format!("expert {index} of a stack of {experts}");
+                return Err(CompareError::Values(ValuesError::Shapes(why)));
+            }
+            // index < experts, and the stack's elements (experts × elems) fit a u64: no overflow.
+            let at = index * elems;
             let shift = |(s, e): (u64, u64)| (s + at, e + at);
             windows(elems, unit, values)
                 .into_iter()
@@ -372,6 +379,17 @@ mod tests {
         // Sampled, the same pair is compared in a few windows.
         let job = compare_job(&tall, &tall, 1, Values::Sample, Pairing::PermutedRows { heads: 8, hf_is_a: true });
         assert!(job.is_ok());
+    }
+
+    #[test]
+    fn an_expert_the_stack_does_not_hold_is_refused() {
+        let (stack, one) = (f32_tensor(&[4, 8], 1 << 20), f32_tensor(&[8], 1 << 20));
+        let pair = |index| Pairing::Expert { index, stacked_is_b: true };
+        assert!(compare_job(&one, &stack, 1, Values::All, pair(3)).is_ok());
+        for index in [4, u64::MAX / 8, u64::MAX] {
+            let e = compare_job(&one, &stack, 1, Values::All, pair(index)).err().expect("refused");
+            assert!(e.to_string().contains(&format!("expert {index} of a stack of 4")), "{e}");
+        }
     }
 
     #[test]

@@ -84,8 +84,11 @@ impl Job for Sha256Job {
         Progress { done: self.done_bytes + (self.at - start), total: self.total_bytes }
     }
 
+    /// Within the file or span being hashed: the bytes past it are not this job's (a 200 KB
+    /// span of a remote file read 8 MiB).
     fn read_ahead(&self) -> u64 {
-        HASH_READ_AHEAD
+        let end = self.files.get(self.current).map_or(self.at, |f| f.1.end);
+        HASH_READ_AHEAD.min(end.saturating_sub(self.at))
     }
 }
 
@@ -121,6 +124,23 @@ mod tests {
             d,
             vec![hex(&Sha256::digest(&file[10..4000])), hex(&Sha256::digest(b"")), hex(&Sha256::digest(&file[4999..]))]
         );
+    }
+
+    #[test]
+    fn spans_read_their_own_bytes_only() {
+        // Two 200 KB spans 100 MB apart: each is read alone, not with 8 MiB after it.
+        let (a, b) = (ByteRange::new(1000, 201_000), ByteRange::new(100_000_000, 100_200_000));
+        let mut reads = Vec::new();
+        run(Sha256Job::spans(vec![(0, a), (0, b)]), vec![200_000_000], |_, r, buf| {
+            reads.push(r);
+            buf.clear();
+            buf.resize(r.len() as usize, 0);
+            Ok(())
+        })
+        .unwrap();
+        let read: u64 = reads.iter().map(|r| r.len()).sum();
+        assert_eq!(read, a.len() + b.len(), "{reads:?}");
+        assert!(reads.iter().all(|r| (a.start <= r.start && r.end <= a.end) || (b.start <= r.start && r.end <= b.end)));
     }
 
     #[test]
