@@ -27,6 +27,9 @@ pub const SAMPLE_WINDOWS: u64 = 64;
 pub const SAMPLE_WINDOW: u64 = 4096;
 /// Elements per window when every element is compared.
 const ALL_WINDOW: u64 = 1 << 20;
+/// Most windows of a comparison of every element (2^36 elements: real tensors hold up to a few
+/// 2^30; the windows are made before any is read).
+const MAX_WINDOWS: u64 = 1 << 16;
 /// Most rows of a permuted weight paired one by one (each row is a window of its own; real
 /// attention weights have thousands).
 const MAX_PAIRED_ROWS: u64 = 1 << 16;
@@ -118,6 +121,10 @@ pub fn compare_job(
     let elems =
         shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(CompareError::Shapes(sa.clone(), sb.clone()))?;
     let unit = lcm(ca.block_elems as u64, cb.block_elems as u64);
+    if values == Values::All && elems / ALL_WINDOW > MAX_WINDOWS {
+        let why = format!("{elems} elements are too many to compare every one (at most {})", MAX_WINDOWS * ALL_WINDOW);
+        return Err(CompareError::Values(ValuesError::Shapes(why)));
+    }
     let pairs: Vec<((u64, u64), (u64, u64))> = match pairing {
         Pairing::Same | Pairing::PlusOne { .. } => windows(elems, unit, values).into_iter().map(|w| (w, w)).collect(),
         Pairing::Expert { index, stacked_is_b } => {
@@ -379,6 +386,16 @@ mod tests {
         // Sampled, the same pair is compared in a few windows.
         let job = compare_job(&tall, &tall, 1, Values::Sample, Pairing::PermutedRows { heads: 8, hf_is_a: true });
         assert!(job.is_ok());
+    }
+
+    #[test]
+    fn comparing_every_element_of_a_tensor_past_2_pow_36_elements_is_refused() {
+        // A (remote) file claiming 2 TiB: its windows would be made before any byte is read.
+        let huge = f32_tensor(&[1 << 39], 1 << 42);
+        assert!(huge.data.is_ok());
+        let e = compare_job(&huge, &huge, 1, Values::All, Pairing::Same).err().expect("refused");
+        assert!(e.to_string().contains("too many to compare every one"), "{e}");
+        assert!(compare_job(&huge, &huge, 1, Values::Sample, Pairing::Same).is_ok(), "a sample still is");
     }
 
     #[test]

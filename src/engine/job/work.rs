@@ -30,6 +30,8 @@ use crate::step::FeedError;
 /// Pieces a histogram or scan order holds at most (a piece is at most 1 MiB): workers share even
 /// one tensor evenly, and orders stay few.
 const ORDER_PIECES: u64 = 64;
+/// Orders one tensor is cut into at most (64 per 64 GiB: past that, orders hold more pieces).
+const MAX_ORDERS: u64 = 1 << 16;
 /// A scan order gathers small tensors up to this many bytes of data, or [`ORDER_UNITS`] of them.
 const ORDER_BYTES: u64 = 64 << 20;
 const ORDER_UNITS: usize = 4096;
@@ -387,7 +389,9 @@ impl Job for ScanUnits {
 /// Pieces `0..plan.pieces` cut into ranges of at most [`ORDER_PIECES`], at least `workers` of
 /// them when there are that many pieces (and one, empty, when there are none).
 pub fn piece_ranges(plan: &Plan, workers: usize) -> Vec<Range<u64>> {
-    let per = plan.pieces.div_ceil(workers.max(1) as u64 * 4).clamp(1, ORDER_PIECES);
+    // At most MAX_ORDERS orders, however many pieces a (claimed) size makes.
+    let per =
+        plan.pieces.div_ceil(workers.max(1) as u64 * 4).clamp(1, ORDER_PIECES).max(plan.pieces.div_ceil(MAX_ORDERS));
     let n = plan.pieces.div_ceil(per).max(1);
     (0..n).map(|i| (i * per).min(plan.pieces)..((i + 1) * per).min(plan.pieces)).collect()
 }
@@ -634,6 +638,30 @@ mod tests {
             })
             .unwrap();
             assert_eq!(read, plan.bytes_of(pieces.clone()), "{pieces:?}: each byte read once");
+        }
+    }
+
+    /// Orders tile a tensor's pieces, no more than MAX_ORDERS of them however big it claims to be.
+    #[test]
+    fn orders_tile_the_pieces_and_stay_few() {
+        for (nbytes, workers) in [(41u64 << 19, 2), (64 << 30, 4), (1 << 50, 2), (4, 1)] {
+            let t = TensorRef {
+                dtype: "st:F32".into(),
+                shape: vec![nbytes / 4],
+                file: 0,
+                offset: 8,
+                nbytes,
+                file_len: 8 + nbytes,
+            };
+            let (plan, _) = t.target(&Selection::Whole).unwrap();
+            let ranges = piece_ranges(&plan, workers);
+            assert!(ranges.len() as u64 <= MAX_ORDERS, "{nbytes}: {} orders", ranges.len());
+            assert_eq!(ranges[0].start, 0);
+            assert_eq!(ranges.last().unwrap().end, plan.pieces);
+            assert!(
+                ranges.windows(2).all(|w| w[0].end == w[1].start && w[0].start < w[0].end),
+                "{nbytes}: no gap, no overlap"
+            );
         }
     }
 
