@@ -31,21 +31,46 @@ pub const MAIN_THREAD_FEED_BYTES: u64 = 256 << 10;
 pub const MAIN_THREAD_TENSORS: usize = 50_000;
 
 /// A cancellation flag shared between the UI and a running job.
-#[derive(Clone, Debug, Default)]
-pub struct Cancel(Rc<Cell<bool>>);
+#[derive(Clone, Default)]
+pub struct Cancel(Rc<CancelState>);
+
+#[derive(Default)]
+struct CancelState {
+    cancelled: Cell<bool>,
+    /// Told once, when cancelled (a worker running part of the job is sent word).
+    listeners: std::cell::RefCell<Vec<Box<dyn Fn()>>>,
+}
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cancel({})", self.is_cancelled())
+    }
+}
 
 impl Cancel {
     /// A fresh, not cancelled flag.
     pub fn new() -> Self {
         Cancel::default()
     }
-    /// Ask the job to stop at its next chunk.
+    /// Ask the job to stop at its next chunk (a read under way is aborted).
     pub fn cancel(&self) {
-        self.0.set(true);
+        if !self.0.cancelled.replace(true) {
+            for tell in std::mem::take(&mut *self.0.listeners.borrow_mut()) {
+                tell();
+            }
+        }
     }
     /// Whether [`Cancel::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
-        self.0.get()
+        self.0.cancelled.get()
+    }
+    /// Call `tell` when cancelled (at once if already).
+    pub fn on_cancel(&self, tell: impl Fn() + 'static) {
+        if self.is_cancelled() {
+            tell();
+        } else {
+            self.0.listeners.borrow_mut().push(Box::new(tell));
+        }
     }
 }
 
@@ -124,8 +149,11 @@ pub async fn run<J: Job>(
                 let src = sources.get(file).ok_or(RunError::NoSuchFile(file))?;
                 let (range, bytes) = match early.take() {
                     Some((f, r, read)) if f == file && r.start == range.start => (r, read.bytes().await),
-                    _ => (range, src.read(range).await),
+                    _ => (range, src.read(range, cancel).await),
                 };
+                if cancel.is_cancelled() {
+                    return Err(RunError::Cancelled);
+                }
                 runner.fill(file, range, bytes.map_err(RunError::Read)?)?;
                 // The next read of a sequential job starts now, under the work on these bytes.
                 early = runner.next_read().and_then(|(f, r)| Some((f, r, sources.get(f)?.begin(r)?)));

@@ -17,7 +17,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, RequestMode, Response};
 
 use super::blob::js_error;
-use super::watchdog::{Watchdog, IDLE_MS};
+use super::driver::Cancel;
+use super::watchdog::{Bark, Watchdog, IDLE_MS};
 use crate::engine::range::ByteRange;
 use crate::engine::remote::{check_range_response, Pin, RangeError, RangeHeaders};
 
@@ -74,7 +75,7 @@ impl HttpSource {
     /// [`crate::engine::shard_probe`]): learns the size, the URL after redirects and the
     /// validators, and keeps the bytes.
     pub async fn open(url: &str, meter: &Meter, probe: u64) -> Result<HttpSource, String> {
-        let got = fetch_range(url, 0, probe.max(1) - 1, None, meter).await?;
+        let got = fetch_range(url, 0, probe.max(1) - 1, None, meter, None).await?;
         Ok(HttpSource {
             url: url.to_owned(),
             pin: Rc::new(RefCell::new(got.pin)),
@@ -140,8 +141,8 @@ impl HttpSource {
         self.bytes_read.get()
     }
 
-    /// The bytes of `range` clamped to the file.
-    pub async fn read(&self, range: ByteRange) -> Result<Vec<u8>, String> {
+    /// The bytes of `range` clamped to the file; a request under way is aborted once `cancel` is.
+    pub async fn read(&self, range: ByteRange, cancel: &Cancel) -> Result<Vec<u8>, String> {
         let end = range.end.min(self.len());
         if range.start >= end {
             return Ok(Vec::new());
@@ -153,7 +154,7 @@ impl HttpSource {
         }
         // Bytes the probe already holds are not fetched again.
         let from = range.start.max(head_len);
-        let fetched = self.fetch_pinned(from, end - 1).await?;
+        let fetched = self.fetch_pinned(from, end - 1, cancel).await?;
         self.bytes_read.set(self.bytes_read.get() + fetched.len() as u64);
         let mut bytes =
             if range.start < from { self.head[range.start as usize..from as usize].to_vec() } else { Vec::new() };
@@ -163,14 +164,14 @@ impl HttpSource {
 
     /// Bytes `start..=end` of the pinned file, from the pinned URL; a pinned redirect target
     /// that has expired is resolved again from the URL given, and must still be the same file.
-    async fn fetch_pinned(&self, start: u64, end: u64) -> Result<Vec<u8>, String> {
+    async fn fetch_pinned(&self, start: u64, end: u64, cancel: &Cancel) -> Result<Vec<u8>, String> {
         let pin = self.pin.borrow().clone();
-        let err = match fetch_range(&pin.url, start, end, Some(&pin), &self.meter).await {
+        let err = match fetch_range(&pin.url, start, end, Some(&pin), &self.meter, Some(cancel)).await {
             Ok(got) => return Ok(got.bytes),
             Err(e) => e,
         };
         if pin.url != self.url && err.contains("answered HTTP 4") {
-            let again = fetch_range(&self.url, start, end, Some(&pin), &self.meter).await?;
+            let again = fetch_range(&self.url, start, end, Some(&pin), &self.meter, Some(cancel)).await?;
             self.pin.borrow_mut().url = again.pin.url;
             return Ok(again.bytes);
         }
@@ -187,7 +188,14 @@ struct Fetched {
 
 /// GET `url` bytes `start..=end` (judged against `pin` when given). The body is read as a
 /// stream and never past the bytes asked for.
-async fn fetch_range(url: &str, start: u64, end: u64, pinned: Option<&Pin>, meter: &Meter) -> Result<Fetched, String> {
+async fn fetch_range(
+    url: &str,
+    start: u64,
+    end: u64,
+    pinned: Option<&Pin>,
+    meter: &Meter,
+    cancel: Option<&Cancel>,
+) -> Result<Fetched, String> {
     let ctrl = AbortController::new().map_err(js_error)?;
     let headers = Headers::new().map_err(js_error)?;
     headers.set("Range", &format!("bytes={start}-{end}")).map_err(js_error)?;
@@ -198,11 +206,14 @@ async fn fetch_range(url: &str, start: u64, end: u64, pinned: Option<&Pin>, mete
     // shard set's open, and a pinned file's ranges are read once.
     init.set_cache(web_sys::RequestCache::NoStore);
     meter.requests.set(meter.requests.get() + 1);
-    let dog = Watchdog::new(&ctrl);
+    let dog = Watchdog::new(&ctrl, cancel);
     let resp = match JsFuture::from(fetch(url, &init)?).await {
         Ok(r) => r,
-        Err(_) if dog.fired() => return Err(format!("{url}: no answer in {} s", IDLE_MS / 1000)),
-        Err(_) => return Err(diagnose(url).await),
+        Err(_) => match dog.barked() {
+            Some(Bark::Idle) => return Err(format!("{url}: no answer in {} s", IDLE_MS / 1000.0)),
+            Some(Bark::Cancelled) => return Err(format!("{url}: cancelled")),
+            None => return Err(diagnose(url).await),
+        },
     };
     dog.pet();
     let resp: Response = resp.dyn_into().map_err(js_error)?;
@@ -258,14 +269,19 @@ async fn read_body(resp: &Response, want: u64, dog: &Watchdog) -> Result<Vec<u8>
     while (out.len() as u64) < want {
         let chunk = match JsFuture::from(reader.read()).await {
             Ok(c) => c,
-            Err(_) if dog.fired() => {
-                return Err(format!(
-                    "the server sent {} of {want} bytes, then nothing for {} s",
-                    out.len(),
-                    IDLE_MS / 1000
-                ))
+            Err(e) => {
+                return Err(match dog.barked() {
+                    Some(Bark::Idle) => {
+                        format!(
+                            "the server sent {} of {want} bytes, then nothing for {} s",
+                            out.len(),
+                            IDLE_MS / 1000.0
+                        )
+                    }
+                    Some(Bark::Cancelled) => "cancelled".to_owned(),
+                    None => js_error(e),
+                })
             }
-            Err(e) => return Err(js_error(e)),
         };
         dog.pet();
         let done = js_sys::Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);

@@ -1,6 +1,7 @@
 //! A byte source of either kind: a local Blob or a remote file over HTTP ranges.
 
 use super::blob::{BlobRead, BlobSource};
+use super::driver::Cancel;
 use super::http::HttpSource;
 use crate::engine::range::ByteRange;
 
@@ -39,11 +40,12 @@ impl Source {
         matches!(self, Source::Http(_))
     }
 
-    /// The bytes of `range` clamped to the file: fewer (or none) past its end.
-    pub async fn read(&self, range: ByteRange) -> Result<Vec<u8>, String> {
+    /// The bytes of `range` clamped to the file: fewer (or none) past its end. A request under
+    /// way over HTTP is aborted once `cancel` is (a Blob's read is short).
+    pub async fn read(&self, range: ByteRange, cancel: &Cancel) -> Result<Vec<u8>, String> {
         match self {
             Source::Blob(s) => s.read(range).await,
-            Source::Http(s) => s.read(range).await,
+            Source::Http(s) => s.read(range, cancel).await,
         }
     }
 }

@@ -173,18 +173,18 @@ impl Pool {
             s.next.set(i + 1);
             let id = self.next_id.get();
             self.next_id.set(id.wrapping_add(1));
-            let (state, worker, told) = (s.clone(), self.workers[w].clone(), Cell::new(false));
-            let on_progress = {
-                let cancel = cancel.clone();
-                Rc::new(move |done, total| {
-                    if cancel.is_cancelled() && !told.replace(true) {
-                        let _ = worker.post_message(&object(&[("cancel", JsValue::from(id))]));
-                    }
-                    state.done.borrow_mut()[i] = (done, total);
-                    let (d, t) = state.done.borrow().iter().fold((0, 0), |(a, b), &(d, t)| (a + d, b + t));
-                    (state.progress)(d, t);
-                })
-            };
+            // The worker hears of a cancel at once (it aborts a read under way), not at its
+            // next progress message: a stalled read sends none.
+            let worker = self.workers[w].clone();
+            cancel.on_cancel(move || {
+                let _ = worker.post_message(&object(&[("cancel", JsValue::from(id))]));
+            });
+            let state = s.clone();
+            let on_progress = Rc::new(move |done, total| {
+                state.done.borrow_mut()[i] = (done, total);
+                let (d, t) = state.done.borrow().iter().fold((0, 0), |(a, b), &(d, t)| (a + d, b + t));
+                (state.progress)(d, t);
+            });
             let answered = Promise::new(&mut |resolve, _| {
                 let part = s.on_part.clone();
                 self.pending.borrow_mut().insert(id, Pending { resolve, progress: on_progress.clone(), part });

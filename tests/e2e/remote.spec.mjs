@@ -268,3 +268,43 @@ test('shards named by a Hub index are read at the commit the index was read at',
     await hub.close();
   }
 });
+
+test('cancelling a histogram whose reads the server stalls stops it at once, not after the stall', async () => {
+  const bytes = fs.readFileSync(path.join(tmp.dir, 'gguf_v3_le.gguf'));
+  // The open's requests are answered; every later one is left hanging (and noted when the
+  // browser gives up on it).
+  let answered = 0;
+  const hanging = [];
+  const stalling = await rawServer((req, res, cors) => {
+    if (answered >= 2) {
+      const h = { closed: false };
+      hanging.push(h);
+      res.on('close', () => (h.closed = true));
+      return;
+    }
+    answered += 1;
+    const r = parseRange(req.headers.range, bytes.length);
+    res.writeHead(206, { ...cors, 'Content-Range': `bytes ${r.start}-${r.end}/${bytes.length}`, ETag: '"e"' });
+    res.end(bytes.subarray(r.start, r.end + 1));
+  });
+  try {
+    const { page } = browser;
+    const v = new Viewer(page, app.url);
+    const url = stalling.url + 'gguf_v3_le.gguf';
+    await page.goto(app.url + `?url=${encodeURIComponent(url)}`);
+    await v.waitLoaded(url);
+    assert.equal(answered, 2, 'the header took two requests');
+    await v.selectTensor('blk.0.attn_q.weight');
+    // Its values are being read: the request hangs on the server.
+    for (const until = Date.now() + 10_000; hanging.length === 0 && Date.now() < until; ) await new Promise((ok) => setTimeout(ok, 20));
+    await page.locator('[data-testid=cancel]').click({ timeout: 10_000 });
+    await page.locator('[data-testid=detail-error]').filter({ hasText: 'cancelled' }).waitFor({ timeout: 5_000 });
+    // The requests under way are aborted, well inside the 20 s a stalled one takes to time out.
+    assert.ok(hanging.length > 0, 'a value read was under way');
+    const until = Date.now() + 5_000;
+    while (hanging.some((h) => !h.closed) && Date.now() < until) await new Promise((ok) => setTimeout(ok, 50));
+    assert.deepEqual(hanging.map((h) => h.closed), hanging.map(() => true), 'every stalled request was aborted');
+  } finally {
+    await stalling.close();
+  }
+});
