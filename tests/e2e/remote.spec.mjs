@@ -308,3 +308,31 @@ test('cancelling a histogram whose reads the server stalls stops it at once, not
     await stalling.close();
   }
 });
+
+test('a pickle shard set opens by the URL of its pytorch_model.bin.index.json and is checked against it', async () => {
+  // One torch.save zip as the first of two shards (its index names one tensor it lacks), and a
+  // legacy torch file as the second.
+  const dir = path.join(tmp.dir, 'pt');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.copyFileSync(fixture('pickle', 'torch-zip.pt'), path.join(dir, 'pytorch_model-00001-of-00002.bin'));
+  const names = Object.keys(JSON.parse(fs.readFileSync(fixture('pickle', 'expected.json'), 'utf8'))['torch-zip.pt']);
+  const weightMap = Object.fromEntries(names.map((n) => [n, 'pytorch_model-00001-of-00002.bin']));
+  fs.copyFileSync(fixture('pickle', 'legacy.pt'), path.join(dir, 'pytorch_model-00002-of-00002.bin'));
+  const legacy = Object.keys(JSON.parse(fs.readFileSync(fixture('pickle', 'expected.json'), 'utf8'))['legacy.pt']);
+  for (const n of legacy) weightMap[n] = 'pytorch_model-00002-of-00002.bin';
+  weightMap['lm_head.weight'] = 'pytorch_model-00001-of-00002.bin';
+  fs.writeFileSync(path.join(dir, 'pytorch_model.bin.index.json'), JSON.stringify({ metadata: {}, weight_map: weightMap }));
+  const { page } = browser;
+  const v = new Viewer(page, app.url);
+  await v.open(`?url=${encodeURIComponent(files.url + 'pt/pytorch_model.bin.index.json')}`);
+  assert.equal(await v.text('summary-format'), 'pickle');
+  await v.tab('findings');
+  const rows = await page.locator('[data-testid=finding]').allTextContents();
+  const missing = rows.filter((r) => r.includes('set.missing_tensor'));
+  assert.equal(missing.length, 1, rows.join('\n'));
+  assert.match(missing[0], /lm_head\.weight/);
+  assert.ok(!rows.some((r) => r.includes('set.missing_shard') || r.includes('set.unindexed_tensor')), rows.join('\n'));
+  await v.tab('tensors');
+  const n = names.length + legacy.length;
+  assert.equal(await page.locator('[data-testid=table-count]').textContent(), `${n} of ${n} tensors`);
+});
