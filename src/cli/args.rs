@@ -116,7 +116,7 @@ enum Sub {
         /// Number of bins.
         #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_BINS as u64))]
         bins: u64,
-        /// Only elements A to B (A < B), in numpy order.
+        /// Only elements A to B (A < B), in numpy order; a packed 4-bit weight (MXFP4 `_blocks`, NVFP4) counts its unpacked values.
         #[arg(long, value_name = "A:B", value_parser = parse_elements, conflicts_with = "sample")]
         elements: Option<(u64, u64)>,
         /// Read about this many bytes of whole blocks spread over the tensor (like 4M).
