@@ -354,7 +354,12 @@ pub fn TensorTable() -> impl IntoView {
                 >
                     <div class="spacer" style:height=move || format!("{}px", flat.with(|f| f.len()) as f64 * ROW_PX)>
                         <div class="rows" style:transform=move || format!("translateY({}px)", window().0 as f64 * ROW_PX)>
-                            <For each=move || window().1 key=|(pos, row)| (*pos, *row) children=render_row />
+                            // Rows are keyed by place within one checkpoint: another checkpoint
+                            // builds them anew (the same key there is another tensor).
+                            {move || {
+                                state.cp.track();
+                                view! { <For each=move || window().1 key=|(pos, row)| (*pos, *row) children=render_row /> }
+                            }}
                         </div>
                     </div>
                 </div>

@@ -3,7 +3,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { screenshot } from './helpers.mjs';
-import { Viewer, session } from './viewer.mjs';
+import { Viewer, session, fixture } from './viewer.mjs';
 
 const s = session();
 
@@ -72,5 +72,23 @@ test('keyboard: arrows move, Enter opens the tensor', async () => {
   await page.keyboard.press('End');
   await page.keyboard.press('Enter');
   await page.locator('[data-testid=detail-name]').filter({ hasText: 'blk.4.attn_q.weight' }).waitFor();
+  assert.deepEqual(s.browser.errors, []);
+});
+
+test('opening another file while the table is shown shows that file\'s rows, and clicks open its tensors', async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  await v.open();
+  await v.tab('tensors');
+  assert.equal((await v.rowNames())[0], 'token_embd.weight');
+  // Rows at the same places exist in both files: none may keep the first file's tensor.
+  await v.pick(fixture('gguf_all_types.gguf'));
+  await v.waitLoaded('gguf_all_types.gguf');
+  const names = await v.rowNames();
+  assert.deepEqual(names.slice(0, 3), ['t.F32', 't.F16', 't.Q4_0'], names.join());
+  const cells = await page.locator('[data-testid=cell-name] .name').allTextContents();
+  assert.deepEqual(cells.slice(0, 3), ['t.F32', 't.F16', 't.Q4_0']);
+  await page.locator('[data-testid=tensor-row]').nth(1).click();
+  await page.locator('[data-testid=detail-name]').filter({ hasText: 't.F16' }).waitFor();
   assert.deepEqual(s.browser.errors, []);
 });
