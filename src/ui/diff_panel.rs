@@ -21,8 +21,9 @@ use crate::io::{browser, Cancel};
 /// Rows shown at most; the rest are counted (the export holds them all).
 const MAX_ROWS: usize = 2000;
 
-/// The diff with its values compared, and for which checkpoints.
+/// The diff with its values compared, and the header diff (of one A and B) it was made from.
 struct Compared {
+    from: Arc<Diff>,
     diff: Diff,
     workers: usize,
 }
@@ -46,24 +47,44 @@ pub fn DiffPanel() -> impl IntoView {
         job.set(None);
     });
     // The header diff, then (a moment later) with long metadata arrays settled by their bytes.
-    let settled: RwSignal<Option<Arc<Diff>>> = RwSignal::new(None);
+    // Each result is kept with the header diff it was made from and used only while that is
+    // the current one: a result for an earlier A and B indexes other tensors.
+    let settled: RwSignal<Option<(Arc<Diff>, Arc<Diff>)>> = RwSignal::new(None);
+    let settling = StoredValue::new_local(Cancel::new());
     let header = Memo::new(move |_| {
         let (a, b) = (state.cp.get()?, state.vs.get()?);
         Some(Arc::new(diff(&a, &b)))
     });
     Effect::new(move |_| {
         settled.set(None);
+        settling.with_value(Cancel::cancel);
         let (Some(a), Some(b), Some(d)) = (state.cp.get(), state.vs.get(), header.get()) else { return };
         let (sa, sb) = (state.sources(), state.vs_sources.get_value());
+        let c = Cancel::new();
+        settling.set_value(c.clone());
         spawn_local(async move {
-            match settle_arrays(&d, &a, &b, &sa, &sb, &Cancel::new()).await {
-                Ok(d) => settled.set(Some(Arc::new(d))),
+            match settle_arrays(&d, &a, &b, &sa, &sb, &c).await {
+                _ if c.is_cancelled() => {}
+                Ok(s) => settled.set(Some((d, Arc::new(s)))),
                 Err(e) => state.error.set(Some(format!("comparing metadata arrays failed: {e}"))),
             }
         });
     });
-    let base = move || settled.get().or_else(|| header.get());
-    let current = move || compared.get().map(|c| Arc::new(c.diff.clone())).or_else(base);
+    let of_current =
+        |from: &Arc<Diff>, header: &Option<Arc<Diff>>| header.as_ref().is_some_and(|h| Arc::ptr_eq(from, h));
+    let base = move || {
+        let h = header.get();
+        settled.get().filter(|(from, _)| of_current(from, &h)).map(|(_, s)| s).or(h)
+    };
+    let base_untracked = move || {
+        let h = header.get_untracked();
+        settled.get_untracked().filter(|(from, _)| of_current(from, &h)).map(|(_, s)| s).or(h)
+    };
+    let compared_now = move || {
+        let h = header.get();
+        compared.get().filter(|c| of_current(&c.from, &h))
+    };
+    let current = move || compared_now().map(|c| Arc::new(c.diff.clone())).or_else(base);
 
     let picked = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
@@ -102,10 +123,10 @@ pub fn DiffPanel() -> impl IntoView {
         }
     };
     let run = move |values: Values| {
-        let base = settled.get_untracked().or_else(|| header.get_untracked());
-        let (Some(a), Some(b), Some(d)) = (state.cp.get_untracked(), state.vs.get_untracked(), base) else {
+        let (Some(a), Some(b), Some(d)) = (state.cp.get_untracked(), state.vs.get_untracked(), base_untracked()) else {
             return;
         };
+        let Some(from) = header.get_untracked() else { return };
         cancel.with_value(Cancel::cancel);
         let c = Cancel::new();
         cancel.set_value(c.clone());
@@ -124,7 +145,7 @@ pub fn DiffPanel() -> impl IntoView {
             }
             job.set(None);
             match r {
-                Ok((diff, workers)) => compared.set(Some(Arc::new(Compared { diff, workers }))),
+                Ok((diff, workers)) => compared.set(Some(Arc::new(Compared { from, diff, workers }))),
                 Err(e) => state.error.set(Some(format!("comparing values failed: {e}"))),
             }
         });
@@ -144,7 +165,7 @@ pub fn DiffPanel() -> impl IntoView {
 
     let table = move || {
         let (a, b, d) = (state.cp.get()?, state.vs.get()?, current()?);
-        let workers = compared.get().map_or(String::new(), |c| c.workers.to_string());
+        let workers = compared_now().map_or(String::new(), |c| c.workers.to_string());
         let [same, changed, only_a, only_b] = d.counts();
         let (by, descending) = sort.get();
         let mut shown = sorted(&d, &a, &b, by, descending, changed_only.get());

@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { REPO } from './helpers.mjs';
-import { Viewer, fixture, session } from './viewer.mjs';
+import { REPO, DIST } from './helpers.mjs';
+import { startServer } from './server.mjs';
+import { Viewer, fixture, session, tempDir } from './viewer.mjs';
 
 const s = session();
 let cli;
@@ -106,4 +107,38 @@ test('files dropped on the Compare tab open as B, not as a new A', async () => {
   assert.equal(await v.text('source'), 'sample: gguf_v3_le.gguf', 'A stays open');
   await page.waitForFunction(() => /^37 same, 0 changed/.test(document.querySelector('[data-testid=diff-summary]')?.textContent ?? ''));
   assert.deepEqual(s.browser.errors, []);
+});
+
+test('a B replaced while its metadata arrays are still being compared never shows the old pair', async () => {
+  // B is first the sample's twin behind a slow server: comparing its 512-token arrays by their
+  // bytes takes several slow round trips. B is replaced by a smaller file meanwhile; the late
+  // result for the first pair (its tensor indices are the sample's) must not be shown.
+  const tmp = tempDir();
+  fs.copyFileSync(path.join(DIST, 'samples', 'tensorscope-sample-16L-Q4_K_M.gguf'), path.join(tmp.dir, 'twin.gguf'));
+  const slow = await startServer({ root: tmp.dir, cors: true, delay: 300 });
+  try {
+    const { page } = s.browser;
+    s.browser.errors.length = 0;
+    const v = new Viewer(page, s.srv.url);
+    await v.open('', { sample: 'tensorscope-sample-16L-Q4_K_M.gguf' });
+    await v.tab('diff');
+    await page.locator('[data-testid=vs-url]').fill(slow.url + 'twin.gguf');
+    await page.locator('[data-testid=vs-open]').click();
+    await page.locator('[data-testid=vs-source]').filter({ hasText: 'twin.gguf' }).waitFor();
+    const before = slow.requests.length;
+    await v.pick(fixture('gguf_v3_le.gguf'), 'vs-files');
+    await page.locator('[data-testid=vs-source]').filter({ hasText: 'gguf_v3_le.gguf' }).waitFor();
+    // Long enough for the first pair's array reads to finish.
+    const until = Date.now() + 8_000;
+    while (slow.load.inFlight > 0 && Date.now() < until) await new Promise((ok) => setTimeout(ok, 100));
+    await page.waitForTimeout(500);
+    assert.ok(slow.requests.length > before || slow.load.max > 0, 'the first pair was being settled');
+    await page.locator('[data-testid=diff-changed-only]').uncheck();
+    const names = await page.locator('[data-testid=diff-row]').evaluateAll((rows) => rows.map((r) => r.dataset.name));
+    assert.ok(names.includes('blk.0.ffn_gate_exps.weight'), 'rows of the new pair (a tensor only the new B has)');
+    assert.deepEqual(s.browser.errors, []);
+  } finally {
+    await slow.close();
+    tmp.cleanup();
+  }
 });
