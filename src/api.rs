@@ -72,6 +72,11 @@ fn flag(options: &JsValue, key: &str) -> bool {
     js_sys::Reflect::get(options, &JsValue::from_str(key)).is_ok_and(|v| v.is_truthy())
 }
 
+/// `options[key]`, when given (not undefined or null).
+fn option(options: &JsValue, key: &str) -> Option<JsValue> {
+    js_sys::Reflect::get(options, &JsValue::from_str(key)).ok().filter(|v| !v.is_undefined() && !v.is_null())
+}
+
 fn number(options: &JsValue, key: &str) -> Option<f64> {
     js_sys::Reflect::get(options, &JsValue::from_str(key)).ok().and_then(|v| v.as_f64())
 }
@@ -100,22 +105,33 @@ pub async fn api_check(input: JsValue, options: JsValue) -> Result<JsValue, JsVa
 /// `tensorscope hist --json` of tensor `name`: the whole tensor, or `options.sample` bytes of
 /// blocks spread over it, or `options.elements = [a, b]`; `options.bins` (default 64).
 #[wasm_bindgen(js_name = histogram)]
-pub async fn api_histogram(input: JsValue, name: String, options: JsValue) -> Result<JsValue, JsValue> {
+pub async fn api_histogram(input: JsValue, name: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    // Checked here, not by the glue: a number or an object passed as the name must be an error.
+    let name = name.as_string().ok_or_else(|| err("the tensor's name must be a string"))?;
+    let (elements, sample) = (option(&options, "elements"), option(&options, "sample"));
+    // An option given but not understood is an error, never a silent read of the whole tensor.
+    let selection = match (elements, sample) {
+        (Some(_), Some(_)) => return Err(err("elements and sample cannot be given together")),
+        (Some(e), None) => {
+            let (a, b) = match Array::is_array(&e).then(|| Array::from(&e)) {
+                Some(e) if e.length() == 2 => (e.get(0).as_f64(), e.get(1).as_f64()),
+                _ => (None, None),
+            };
+            match (a, b) {
+                (Some(a), Some(b)) if a >= 0.0 && b > a && b <= 2f64.powi(53) => {
+                    Selection::Elements { start: a as u64, end: b as u64 }
+                }
+                _ => return Err(err("elements takes [a, b] with 0 <= a < b")),
+            }
+        }
+        (None, Some(s)) => match s.as_f64() {
+            Some(bytes) if bytes >= 1.0 && bytes <= 2f64.powi(53) => Selection::Sample { budget_bytes: bytes as u64 },
+            _ => return Err(err("sample takes a number of bytes, at least 1")),
+        },
+        (None, None) => Selection::Whole,
+    };
     let (cp, sources) = open(&input).await?;
     let t = cp.tensor(&name).ok_or_else(|| err(format!("no tensor named '{name}'")))?;
-    let elements = js_sys::Reflect::get(&options, &JsValue::from_str("elements")).ok().filter(Array::is_array);
-    let selection = match (elements, number(&options, "sample")) {
-        (Some(e), _) => {
-            let e = Array::from(&e);
-            let (a, b) = (e.get(0).as_f64().unwrap_or(0.0), e.get(1).as_f64().unwrap_or(0.0));
-            if !(a >= 0.0 && b > a) {
-                return Err(err("elements takes [a, b] with 0 <= a < b"));
-            }
-            Selection::Elements { start: a as u64, end: b as u64 }
-        }
-        (None, Some(bytes)) if bytes >= 1.0 => Selection::Sample { budget_bytes: bytes as u64 },
-        _ => Selection::Whole,
-    };
     let bins = number(&options, "bins").map_or(64, |b| b.clamp(1.0, f64::from(1 << 20)) as usize);
     let (sink, _) =
         histogram_values(&cp, t, &sources, &selection, false, &Cancel::new(), |_, _| {}).await.map_err(err)?;

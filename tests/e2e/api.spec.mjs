@@ -41,6 +41,10 @@ test('inspect, check, histogram and diff from another page give the JSON contrac
     for (const [what, call] of [
       ['empty', () => api.inspect([])],
       ['missing tensor', () => api.histogram(f, 'no.such.tensor')],
+      ['name not a string', () => api.histogram(f, 42)],
+      ['bad sample', () => api.histogram(f, 'blk.0.attn_q.weight', { sample: 0 })],
+      ['sample as text', () => api.histogram(f, 'blk.0.attn_q.weight', { sample: '4096' })],
+      ['bad elements', () => api.histogram(f, 'blk.0.attn_q.weight', { elements: '0:100' })],
       ['bad values', () => api.diff(f, f, { values: 'some' })],
     ]) {
       try {
@@ -68,6 +72,11 @@ test('inspect, check, histogram and diff from another page give the JSON contrac
   assert.deepEqual(r.diff.summary, { same: want.tensors.length, changed: 0, only_a: 0, only_b: 0 });
   assert.match(r.empty, /nothing to open/);
   assert.match(r['missing tensor'], /no tensor named 'no.such.tensor'/);
+  // Arguments the API cannot use are errors, never a crash or a silent read of the whole tensor.
+  assert.match(r['name not a string'], /name must be a string/);
+  assert.match(r['bad sample'], /sample takes a number of bytes/);
+  assert.match(r['sample as text'], /sample takes a number of bytes/);
+  assert.match(r['bad elements'], /elements takes \[a, b\]/);
   assert.match(r['bad values'], /values takes none, sample or all/);
   const missing = s.srv.requests.filter((q) => q.status === 404).map((q) => q.path);
   assert.deepEqual(missing, ['/favicon.ico'], 'only the browser\'s own favicon request of the SVG page is missing');
