@@ -34,7 +34,12 @@ class TensorScope extends HTMLElement {
     const src = (this.getAttribute('src') || '').split(/\s+/).filter(Boolean);
     const q = ['embed'];
     for (const s of src) {
-      const abs = s.startsWith('hf://') ? s : new URL(s, document.baseURI).href;
+      // A src that is no URL at all goes as it is: the viewer says why it cannot open it,
+      // rather than the previous model staying on show.
+      let abs = s;
+      try {
+        if (!s.startsWith('hf://')) abs = new URL(s, document.baseURI).href;
+      } catch {}
       q.push('url=' + encodeURIComponent(abs));
     }
     const url = new URL('index.html?' + q.join('&'), VIEWER).href;

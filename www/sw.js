@@ -2,7 +2,7 @@
 // Network first (so a new build shows at once), falling back to the cached copy when the
 // network or the server is gone. Only the app's own GET requests are handled: checkpoints read
 // by Range requests, and anything on other origins, go straight to the network.
-const CACHE = 'tensorscope-v3';
+const CACHE = 'tensorscope-v4';
 const SHELL = [
   './',
   'index.html',
@@ -48,8 +48,10 @@ self.addEventListener('fetch', (e) => {
     fetch(req)
       .then((res) => {
         if (res.ok && res.status === 200) {
+          // Kept by path alone: a page's query (`?url=` with a signed URL's token) is not stored,
+          // and the cache holds one copy of each of the app's files.
           const copy = res.clone();
-          caches.open(CACHE).then((c) => c.put(req, copy));
+          caches.open(CACHE).then((c) => c.put(url.origin + url.pathname, copy));
         }
         return res;
       })

@@ -65,4 +65,9 @@ test('a model card on one origin embeds the viewer from another, reading a check
   assert.ok(gets.length > 0 && gets.every((r) => r.range && r.status === 206), JSON.stringify(gets));
   await screenshot(page, 'model-card-embed');
   assert.deepEqual(browser.errors, []);
+
+  // The card changes src to something that is not a URL: the viewer says so, and does not
+  // keep showing the model it had.
+  await page.locator('tensor-scope').evaluate((e) => e.setAttribute('src', 'http://['));
+  await frame.locator('[data-testid=error]').filter({ hasText: 'http://[' }).waitFor({ timeout: 15_000 });
 });
