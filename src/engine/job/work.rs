@@ -609,19 +609,16 @@ pub fn apply_arrays(d: &mut Diff, a: &Checkpoint, pairs: &[(usize, usize)], repl
 mod tests {
     use super::*;
 
+    /// An F32 vector of `nbytes` bytes right after an 8-byte header.
+    fn f32_ref(nbytes: u64) -> TensorRef {
+        TensorRef { dtype: "st:F32".into(), shape: vec![nbytes / 4], file: 0, offset: 8, nbytes, file_len: 8 + nbytes }
+    }
+
     /// Each part of a whole-tensor histogram reads its own pieces' bytes, each once, and none
     /// past them (a read-ahead that ran on into the next part's bytes would read them twice).
     #[test]
     fn a_histogram_part_reads_exactly_its_pieces() {
-        let nbytes = (41 << 19) as u64; // 20.5 MiB of F32: 21 pieces of at most 1 MiB
-        let t = TensorRef {
-            dtype: "st:F32".into(),
-            shape: vec![nbytes / 4],
-            file: 0,
-            offset: 8,
-            nbytes,
-            file_len: 8 + nbytes,
-        };
+        let t = f32_ref(41 << 19); // 20.5 MiB of F32: 21 pieces of at most 1 MiB
         let (plan, _) = t.target(&Selection::Whole).unwrap();
         for pieces in [0..9, 9..plan.pieces, 0..plan.pieces, 3..4] {
             let (first, last) = (plan.piece(pieces.start).unwrap().bytes, plan.piece(pieces.end - 1).unwrap().bytes);
@@ -645,15 +642,7 @@ mod tests {
     #[test]
     fn orders_tile_the_pieces_and_stay_few() {
         for (nbytes, workers) in [(41u64 << 19, 2), (64 << 30, 4), (1 << 50, 2), (4, 1)] {
-            let t = TensorRef {
-                dtype: "st:F32".into(),
-                shape: vec![nbytes / 4],
-                file: 0,
-                offset: 8,
-                nbytes,
-                file_len: 8 + nbytes,
-            };
-            let (plan, _) = t.target(&Selection::Whole).unwrap();
+            let (plan, _) = f32_ref(nbytes).target(&Selection::Whole).unwrap();
             let ranges = piece_ranges(&plan, workers);
             assert!(ranges.len() as u64 <= MAX_ORDERS, "{nbytes}: {} orders", ranges.len());
             assert_eq!(ranges[0].start, 0);
