@@ -444,14 +444,14 @@ fn a_rule_broken_once_per_entry_lists_its_first_thousand_findings_and_counts_the
 
 #[test]
 fn key_values_past_the_cap_are_counted_not_kept_except_the_alignment() {
-    let n = tensorscope::engine::gguf::MAX_METADATA_ENTRIES + 5000;
+    let n = tensorscope::engine::model::MAX_METADATA_ENTRIES + 5000;
     let mut g = Gguf::header(3, 1, n as u64 + 1);
     for i in 0..n {
         g.kv_u32(&format!("k{i}"), 1);
     }
     g.kv_u32("general.alignment", 256).tensor("a", &[8], 0, 0).pad(256).data(256);
     let h = header(&g.build());
-    assert_eq!(h.metadata.len(), tensorscope::engine::gguf::MAX_METADATA_ENTRIES + 1);
+    assert_eq!(h.metadata.len(), tensorscope::engine::model::MAX_METADATA_ENTRIES + 1);
     assert_eq!(h.get("general.alignment"), Some(&Value::U32(256)), "the key that places the data is kept");
     assert_eq!(h.data_start.unwrap() % 256, 0);
     let f = h.findings.iter().find(|f| f.code == rules::TOO_MANY_KEYS).expect("counted");

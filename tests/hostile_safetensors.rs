@@ -188,7 +188,7 @@ fn a_rule_broken_once_per_entry_lists_its_first_thousand_findings_and_counts_the
 
 #[test]
 fn metadata_is_read_entry_by_entry_its_first_entries_kept() {
-    let n = tensorscope::engine::safetensors::MAX_METADATA_ENTRIES + 300;
+    let n = tensorscope::engine::model::MAX_METADATA_ENTRIES + 300;
     let entries: Vec<String> = (0..n).map(|i| format!(r#""m{i}":"v""#)).collect();
     let h = format!(
         r#"{{"__metadata__":{{"format":"pt","x":7,"format":"np",{}}},"t":{{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}}}"#,
@@ -198,7 +198,7 @@ fn metadata_is_read_entry_by_entry_its_first_entries_kept() {
     assert_eq!(cp.meta("format"), Some(&MetaValue::Text("np".into())), "a repeated key keeps its last value");
     assert_eq!(cp.metadata[0].0, "format", "and its first place");
     assert_eq!(cp.meta("x"), Some(&MetaValue::Text("7".into())));
-    assert_eq!(cp.metadata.len(), tensorscope::engine::safetensors::MAX_METADATA_ENTRIES);
+    assert_eq!(cp.metadata.len(), tensorscope::engine::model::MAX_METADATA_ENTRIES);
     let f = cp.findings.iter().find(|f| f.code == rules::TOO_MUCH_METADATA).unwrap();
     assert!(f.message.contains("302 more entries"), "{}", f.message);
     assert!(codes(&cp).contains(&rules::METADATA_NOT_STRINGS));

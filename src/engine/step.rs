@@ -42,6 +42,10 @@ pub trait Decoder {
 /// Largest read the drivers issue at once.
 pub const CHUNK_BYTES: u64 = 1 << 20;
 
+/// Most entries a header decoder reserves room for from what a header claims, before any is
+/// read (a claim in a 40 GB file could ask for gigabytes); more grow as entries are read.
+pub const RESERVE_ENTRIES: u64 = 1 << 16;
+
 /// Run `decoder` to completion, reading through `read(range)` in chunks of at most `chunk` bytes.
 ///
 /// `read` may return fewer bytes than asked (a short read at the end of a file); returning none

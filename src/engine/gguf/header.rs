@@ -9,7 +9,9 @@ use super::rules;
 use super::value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};
 use super::GgmlType;
 use crate::findings::{Finding, RuleCap};
+use crate::model::MAX_METADATA_ENTRIES;
 use crate::range::ByteRange;
+use crate::step::RESERVE_ENTRIES;
 use crate::step::{Decoder, FeedError, Step, Window};
 
 /// `general.alignment` when a file does not set it.
@@ -18,10 +20,6 @@ pub const DEFAULT_ALIGNMENT: u64 = 32;
 pub const MAX_DIMS: u32 = 4;
 /// Most dimensions a tensor info is still read with (then flagged): beyond, parsing stops.
 const MAX_READ_DIMS: u32 = 64;
-/// Most key/values kept (real files hold tens; each costs far more memory than its bytes).
-pub const MAX_METADATA_ENTRIES: usize = 1 << 16;
-/// Most entries reserved from a header's counts before any is read.
-const RESERVE_ENTRIES: u64 = 1 << 16;
 /// ggml's `GGML_MAX_NAME`: a tensor name must be shorter, to fit with its NUL.
 pub const MAX_NAME_BYTES: u64 = 64;
 /// Longest string value read (chat templates, embedded tokenizer JSON).

@@ -11,7 +11,7 @@ mod value;
 pub use array_items::{ArrayItemsDecoder, ArrayPage};
 pub use ggml_type::{GgmlType, Kind, TYPE_COUNT};
 pub use header::{
-    Header, HeaderDecoder, TensorInfo, DEFAULT_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_DIMS, MAX_KEY_BYTES,
-    MAX_METADATA_ENTRIES, MAX_NAME_BYTES, MAX_STRING_BYTES,
+    Header, HeaderDecoder, TensorInfo, DEFAULT_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_DIMS, MAX_KEY_BYTES, MAX_NAME_BYTES,
+    MAX_STRING_BYTES,
 };
 pub use value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};

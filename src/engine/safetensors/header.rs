@@ -5,7 +5,9 @@ use serde_json::Value as Json;
 use super::rules;
 use super::Dtype;
 use crate::findings::{Finding, RuleCap};
+use crate::model::MAX_METADATA_ENTRIES;
 use crate::range::ByteRange;
+use crate::step::RESERVE_ENTRIES;
 use crate::step::{Decoder, FeedError, Step, Window};
 
 /// The reference implementation's `MAX_HEADER_SIZE`.
@@ -126,7 +128,7 @@ impl Decoder for HeaderDecoder {
                         // entry size, so that few reads pay for regrowing a large table; at most
                         // 65,536 before any is read (the length is a claim: a remote file's
                         // bytes may never come).
-                        let entries = usize::try_from((n / 128).min(1 << 16)).unwrap_or(0);
+                        let entries = usize::try_from((n / 128).min(RESERVE_ENTRIES)).unwrap_or(0);
                         self.out.tensors.reserve(entries);
                         self.json.names.reserve(entries);
                         self.state = State::Json;
@@ -535,9 +537,6 @@ fn byte_of(text: &str, line: usize, column: usize) -> usize {
     let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
     (line_start + column.saturating_sub(1)).min(text.len())
 }
-
-/// Most `__metadata__` entries kept (real ones hold a handful); the rest are counted.
-pub const MAX_METADATA_ENTRIES: usize = 1 << 16;
 
 /// `__metadata__`, read entry by entry into the header's metadata (no JSON tree of it): strings
 /// as they are, other values as their JSON text with a finding; a repeated key keeps its first

@@ -6,5 +6,5 @@ mod index;
 pub mod rules;
 
 pub use dtype::Dtype;
-pub use header::{Header, HeaderDecoder, TensorEntry, MAX_HEADER_BYTES, MAX_METADATA_ENTRIES};
+pub use header::{Header, HeaderDecoder, TensorEntry, MAX_HEADER_BYTES};
 pub use index::{parse as parse_index, Index, IndexDecoder, MAX_INDEX_BYTES};
