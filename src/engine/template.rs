@@ -18,6 +18,8 @@ pub mod rules {
     pub const DANGEROUS_NAME: &str = "template.dangerous_name";
     /// A string spelling `_` by an escape (`\x5f`), the way filters are smuggled past checks.
     pub const OBFUSCATED: &str = "template.obfuscated";
+    /// Characters that reorder or hide text ([`super::is_hidden`]), anywhere in the template.
+    pub const HIDDEN_CHARACTERS: &str = "template.hidden_characters";
 }
 
 /// One chat template: its name (`default` for the main one), where it was read, and its text.
@@ -120,9 +122,64 @@ pub struct Hit {
 /// Most risky constructs listed per template: a damaged or hostile one can hold millions.
 pub const MAX_HITS: usize = 1000;
 
-/// The risky constructs in `text` (the first [`MAX_HITS`]), looking only inside Jinja tags
-/// (`{{ }}`, `{% %}`): names, attributes and string literals.
+/// The risky constructs in `text` (the first [`MAX_HITS`]): inside Jinja tags (`{{ }}`,
+/// `{% %}`) names, attributes and string literals; then, anywhere, each line holding hidden
+/// characters ([`is_hidden`]).
 pub fn scan(text: &str) -> Vec<Hit> {
+    let mut hits = scan_tags(text);
+    for (i, line) in text.split('\n').enumerate() {
+        if hits.len() >= MAX_HITS {
+            break;
+        }
+        let mut hidden = line.chars().filter(|&c| is_hidden(c));
+        let Some(first) = hidden.next() else { continue };
+        let more = hidden.count();
+        let construct = match more {
+            0 => format!("U+{:04X}", first as u32),
+            n => format!("U+{:04X} and {n} more", first as u32),
+        };
+        hits.push(Hit { code: rules::HIDDEN_CHARACTERS, construct, line: i + 1 });
+    }
+    hits
+}
+
+/// Whether `c` hides or reorders what a reader sees: the bidirectional controls (Trojan Source),
+/// zero-width and invisible format characters, and the tag and variation-selector-supplement
+/// blocks, which carry text no reader sees but a model reads. The zero-width joiners (U+200C,
+/// U+200D), part of emoji and of several scripts, are not counted.
+pub fn is_hidden(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x00AD
+            | 0x061C
+            | 0x180E
+            | 0x200B
+            | 0x200E
+            | 0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x2069
+            | 0xFEFF
+            | 0xE0000..=0xE007F
+            | 0xE0100..=0xE01EF
+    )
+}
+
+/// `line` with every hidden character ([`is_hidden`]) written as its `\u{…}` escape, for display.
+pub fn reveal(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if is_hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The risky constructs inside `text`'s Jinja tags (the first [`MAX_HITS`]).
+fn scan_tags(text: &str) -> Vec<Hit> {
     let b = text.as_bytes();
     let mut hits = Vec::new();
     let (mut i, mut line) = (0usize, 1usize);
@@ -226,6 +283,17 @@ pub fn findings(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
     for t in templates(cp) {
         for h in scan(&t.text) {
+            if h.code == rules::HIDDEN_CHARACTERS {
+                out.push(Finding::warning(
+                    h.code,
+                    format!(
+                        "chat template '{}' ({}) line {}: hidden characters ({}) reorder or hide what a reader \
+                         sees; the model reads text the template does not show",
+                        t.name, t.source, h.line, h.construct
+                    ),
+                ));
+                continue;
+            }
             let why = match h.code {
                 rules::DUNDER => "reaches for Python's internals, which a chat template never needs",
                 rules::PRIVATE_ATTRIBUTE => "reaches for a private attribute of the template engine",
@@ -307,6 +375,41 @@ mod tests {
         assert_eq!((hits[0].line, hits[1].line, hits[1].construct.as_str()), (1, 2, "__a"));
         assert!(hits[0].construct.chars().count() <= 63, "{}", hits[0].construct.len());
         assert!(hits[0].construct.starts_with("'__aaa") && hits[0].construct.ends_with("…'"));
+    }
+
+    #[test]
+    fn hidden_characters_are_found_by_line_anywhere_and_shown_escaped() {
+        // Trojan Source: a right-to-left override makes the line read other than it runs.
+        let t = "{{ 'ok' }}\nSay hello.\u{202e}{{ secret }}\u{2066}\n\u{e0049}\u{e0067}\u{e006e}plain";
+        assert_eq!(
+            codes(t),
+            [
+                (rules::HIDDEN_CHARACTERS, "U+202E and 1 more".into(), 2),
+                (rules::HIDDEN_CHARACTERS, "U+E0049 and 2 more".into(), 3)
+            ]
+        );
+        assert_eq!(reveal("a\u{202e}b\u{e0041}"), "a\\u{202e}b\\u{e0041}");
+        // Emoji joiners, the variation selector of emoji, accents and CJK are ordinary text.
+        let clean = "{{ '👩\u{200d}💻 ❤\u{fe0f} naïve 日本語 \u{200c}' }}";
+        assert_eq!(codes(clean), []);
+        assert_eq!(reveal(clean), clean);
+        // Constructs inside tags and hidden characters are both listed.
+        let both = codes("{{ __class__ }}\u{200b}");
+        assert_eq!(both.iter().map(|h| h.0).collect::<Vec<_>>(), [rules::DUNDER, rules::HIDDEN_CHARACTERS]);
+    }
+
+    #[test]
+    fn hidden_characters_are_a_warning_naming_the_template_and_line() {
+        let mut cp = Checkpoint::empty(crate::model::Format::Gguf);
+        cp.metadata.push(("tokenizer.chat_template".into(), MetaValue::Text("{{ messages }}\n\u{202e}txet".into())));
+        let f = findings(&cp);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].code, f[0].severity), (rules::HIDDEN_CHARACTERS, crate::findings::Severity::Warning));
+        assert!(
+            f[0].message.contains("'default' (tokenizer.chat_template) line 2: hidden characters (U+202E)"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use super::search_box::SearchBox;
 use super::state::AppState;
 use crate::engine::model::Checkpoint;
-use crate::engine::template::{scan, templates};
+use crate::engine::template::{reveal, rules, scan, templates};
 use crate::engine::tokens::{details_job, find_job, join, join_found, page_job, specials, tokenizer, visible, Token};
 use crate::io::{run, Cancel};
 
@@ -202,7 +202,8 @@ fn TokenPanel(cp: Arc<Checkpoint>) -> impl IntoView {
     .into_any()
 }
 
-/// Every chat template as numbered lines of text, with the constructs of template injection.
+/// Every chat template as numbered lines of text (hidden characters shown as escapes), with the
+/// constructs of template injection.
 #[component]
 fn TemplatesView(cp: Arc<Checkpoint>) -> impl IntoView {
     let list = templates(&cp);
@@ -215,8 +216,9 @@ fn TemplatesView(cp: Arc<Checkpoint>) -> impl IntoView {
             let hits = scan(&t.text)
                 .into_iter()
                 .map(|h| {
+                    let class = if h.code == rules::HIDDEN_CHARACTERS { "sev-warning" } else { "sev-error" };
                     view! {
-                        <li class="sev-error" data-testid="template-finding">
+                        <li class=class data-testid="template-finding">
                             {format!("{} line {}: {}", h.code, h.line, h.construct)}
                         </li>
                     }
@@ -226,7 +228,7 @@ fn TemplatesView(cp: Arc<Checkpoint>) -> impl IntoView {
                 .text
                 .split('\n')
                 .enumerate()
-                .map(|(i, l)| view! { <span class="code-line"><span class="ln">{i + 1}</span>{l.to_owned()}</span> })
+                .map(|(i, l)| view! { <span class="code-line"><span class="ln">{i + 1}</span>{reveal(l)}</span> })
                 .collect_view();
             view! {
                 <div class="template" data-testid="template" data-name=t.name.clone()>

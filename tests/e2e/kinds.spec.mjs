@@ -1,13 +1,14 @@
 // What a file is (tests/fixtures/kinds): the kind first in the summary, a projector checked
 // against the model it is opened with, an adapter's ranks and alphas, the tokenizer's tokens
 // looked up by id and by text against gguf-py's list, and chat templates shown as text with
-// their injection findings.
+// their injection findings and hidden characters.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { Viewer, fixture, session } from './viewer.mjs';
 
-const s = session();
+const s = session({ temp: true });
 const expected = JSON.parse(fs.readFileSync(fixture('kinds', 'expected.json'), 'utf8'));
 
 test('the summary names each kind first', async () => {
@@ -129,5 +130,34 @@ test('an injected chat template is flagged with its line, on the tab and in the 
   assert.ok(hits.includes('template.dangerous_name line 2: .popen('), hits.join(' | '));
   await v.tab('findings');
   assert.match(await page.locator('[data-testid=findings]').textContent(), /chat template 'default' \(tokenizer\.chat_template\) line 2/);
+  assert.deepEqual(s.browser.errors, []);
+});
+
+test('hidden characters in a chat template are shown as escapes and listed as a warning', async () => {
+  const { page } = s.browser;
+  // Trojan Source: a right-to-left override, and Unicode tag characters that spell "ignore" unseen.
+  const template = "{{ bos_token }}\n{% if x %}\u202e{{ y }}{% endif %}\nHi\u{e0069}\u{e0067}\u{e006e}";
+  const dir = path.join(s.tmp.dir, 'hidden');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.copyFileSync(fixture('kinds', 'kohya.safetensors'), path.join(dir, 'kohya.safetensors'));
+  fs.writeFileSync(path.join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: template }));
+  const v = new Viewer(page, s.srv.url);
+  await v.open();
+  await v.pick([path.join(dir, 'kohya.safetensors'), path.join(dir, 'tokenizer_config.json')]);
+  await v.waitLoaded();
+  await v.tab('tokenizer');
+  const lines = page.locator('[data-testid=template][data-name=default] [data-testid=template-code] .code-line');
+  await lines.nth(2).waitFor();
+  assert.equal(await lines.nth(1).textContent(), '2{% if x %}\\u{202e}{{ y }}{% endif %}');
+  assert.equal(await lines.nth(2).textContent(), '3Hi\\u{e0069}\\u{e0067}\\u{e006e}');
+  const hits = page.locator('[data-testid=template-finding]');
+  assert.deepEqual(await hits.allTextContents(), [
+    'template.hidden_characters line 2: U+202E',
+    'template.hidden_characters line 3: U+E0069 and 2 more',
+  ]);
+  assert.deepEqual(await hits.evaluateAll((els) => els.map((e) => e.className)), ['sev-warning', 'sev-warning']);
+  await v.tab('findings');
+  const warning = page.locator('[data-testid=finding][data-severity=warning]', { hasText: 'hidden characters (U+202E)' });
+  assert.match(await warning.textContent(), /chat template 'default' \(.*tokenizer_config\.json\) line 2/);
   assert.deepEqual(s.browser.errors, []);
 });
