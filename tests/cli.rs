@@ -346,3 +346,22 @@ fn progress_bars_show_on_a_terminal_only() {
     assert!(!in_pty("--json").contains("hashing"));
     assert!(!in_pty("--quiet").contains("hashing"));
 }
+
+/// A template's hidden characters are a warning on its line, and the terminal shows them escaped.
+#[test]
+fn hidden_characters_in_a_chat_template_are_a_warning_shown_escaped() {
+    let dir = temp_dir("hidden-template");
+    std::fs::copy(fixture("st_all_numpy_dtypes.safetensors"), dir.join("model.safetensors")).unwrap();
+    let config = serde_json::json!({ "chat_template": "{{ bos_token }}\nsay \u{202e}olleh{{ x }}" });
+    std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).unwrap();
+    let (code, out, _) = run(&["template", dir.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("say \\u{202e}olleh{{ x }}") && !out.contains('\u{202e}'), "{out}");
+    assert!(out.contains("  warning  template.hidden_characters  line 2: U+202E"), "{out}");
+    let (_, out, _) = run(&["check", dir.to_str().unwrap(), "--json"]);
+    let report: Json = serde_json::from_str(&out).unwrap();
+    let found = report["findings"].as_array().unwrap();
+    let hidden: Vec<&Json> = found.iter().filter(|f| f["code"] == "template.hidden_characters").collect();
+    assert_eq!(hidden.len(), 1, "{found:?}");
+    assert_eq!(hidden[0]["severity"], "warning");
+}

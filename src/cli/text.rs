@@ -15,11 +15,12 @@ use crate::engine::report::Report;
 use crate::engine::summary::summarize;
 use crate::engine::view::human_bytes;
 
-/// Text from a file made safe for a terminal: control characters (C0, DEL, C1) and the
-/// bidirectional overrides that can disguise text are written as `\u{…}` escapes, so a tensor
-/// name or metadata value cannot move the cursor, recolour the screen or reorder what is shown.
+/// Text from a file made safe for a terminal: control characters (C0, DEL, C1) and the hidden
+/// characters that reorder or hide text ([`crate::engine::template::is_hidden`]: bidirectional
+/// controls, zero-width and tag characters) are written as `\u{…}` escapes, so a tensor name or
+/// metadata value cannot move the cursor, recolour the screen or change what is shown.
 pub fn escape(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let bad = |c: char| c.is_control() || crate::engine::template::is_hidden(c);
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }
@@ -326,6 +327,7 @@ mod tests {
         assert_eq!(escape("a\x1b[2Jb"), "a\\u{1b}[2Jb");
         assert_eq!(escape("x\ny\r\u{7f}\u{9b}"), "x\\u{a}y\\u{d}\\u{7f}\\u{9b}");
         assert_eq!(escape("evil\u{202e}txt.exe"), "evil\\u{202e}txt.exe");
+        assert_eq!(escape("a\u{200b}b\u{e0041}\u{200d}"), "a\\u{200b}b\\u{e0041}\u{200d}");
         assert_eq!(escape("ünïcode ok"), "ünïcode ok");
     }
 }
