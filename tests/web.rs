@@ -150,7 +150,10 @@ async fn a_scan_of_many_reads_with_reads_started_early_equals_the_engine() {
 /// scale bits: NaN, infinities and subnormals among them).
 #[wasm_bindgen_test]
 fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
-    use tensorscope::engine::decode::ggml::{q6_k_plain, Q6_K};
+    use tensorscope::engine::decode::ggml::{
+        mxfp4_plain, q4_0_plain, q4_k_plain, q6_k_plain, q8_0_plain, MXFP4, Q4_0, Q4_K, Q6_K, Q8_0,
+    };
+    use tensorscope::engine::decode::iquants::{iq4_nl_plain, iq4_xs_plain, IQ4_NL, IQ4_XS};
     use tensorscope::engine::decode::DecodeFn;
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let bytes: Vec<u8> = (0..210 * 144 * 4)
@@ -161,7 +164,15 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
             (x >> 24) as u8
         })
         .collect();
-    let cases: [(&str, _, DecodeFn); 1] = [("Q6_K", Q6_K, q6_k_plain)];
+    let cases: [(&str, _, DecodeFn); 7] = [
+        ("Q6_K", Q6_K, q6_k_plain),
+        ("Q8_0", Q8_0, q8_0_plain),
+        ("Q4_K", Q4_K, q4_k_plain),
+        ("Q4_0", Q4_0, q4_0_plain),
+        ("MXFP4", MXFP4, mxfp4_plain),
+        ("IQ4_NL", IQ4_NL, iq4_nl_plain),
+        ("IQ4_XS", IQ4_XS, iq4_xs_plain),
+    ];
     for (name, codec, plain) in cases {
         let blocks = bytes.len() / codec.block_bytes;
         let src = &bytes[..blocks * codec.block_bytes];

@@ -100,19 +100,25 @@ scalar_codec!(I64, 8, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")) as 
 pub const Q4_0: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 18,
-    decode: |src, dst| {
-        blocks::<18, 32>(src, dst, |b, y| {
-            let d = f16_le(b);
-            for j in 0..16 {
-                y[j] = ((b[2 + j] & 0x0f) as i32 - 8) as f32 * d;
-                y[j + 16] = ((b[2 + j] >> 4) as i32 - 8) as f32 * d;
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q4_0_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`Q4_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q4_0_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<18, 32>(src, dst, |b, y| {
+        let d = f16_le(b);
+        for j in 0..16 {
+            y[j] = ((b[2 + j] & 0x0f) as i32 - 8) as f32 * d;
+            y[j + 16] = ((b[2 + j] >> 4) as i32 - 8) as f32 * d;
+        }
+    })
+}
 
 /// `d, m: f16, qs: [u8; 16]`: `q * d + m`.
 pub const Q4_1: BlockCodec = BlockCodec {
@@ -188,11 +194,19 @@ fn decode_q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
     })
 }
 
+/// [`Q8_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q8_0_plain(src: &[u8], dst: &mut [f32]) {
+    decode_q8::<34, 2>(src, dst)
+}
+
 /// `d: f16, qs: [i8; 32]`: `q * d`.
 pub const Q8_0: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 34,
-    decode: decode_q8::<34, 2>,
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q8_0_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q8_0,
     scales: Some(scales_f16_at::<34, 0>),
     groups: None,
     nonfinite: None,
@@ -308,28 +322,34 @@ pub(super) fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
 pub const Q4_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 144,
-    decode: |src, dst| {
-        blocks::<144, 256>(src, dst, |b, y| {
-            let (d, min) = (f16_le(b), f16_le(&b[2..]));
-            let (sc, qs) = (&b[4..16], &b[16..144]);
-            for chunk in 0..4 {
-                let q = &qs[chunk * 32..chunk * 32 + 32];
-                let (s1, m1) = scale_min_k4(2 * chunk, sc);
-                let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
-                let (d1, m1) = (d * s1 as f32, min * m1 as f32);
-                let (d2, m2) = (d * s2 as f32, min * m2 as f32);
-                let out = &mut y[chunk * 64..chunk * 64 + 64];
-                for l in 0..32 {
-                    out[l] = d1 * (q[l] & 0x0f) as f32 - m1;
-                    out[l + 32] = d2 * (q[l] >> 4) as f32 - m2;
-                }
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q4_k_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q4_k,
     scales: Some(scales_f16_at::<144, 0>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`Q4_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q4_k_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<144, 256>(src, dst, |b, y| {
+        let (d, min) = (f16_le(b), f16_le(&b[2..]));
+        let (sc, qs) = (&b[4..16], &b[16..144]);
+        for chunk in 0..4 {
+            let q = &qs[chunk * 32..chunk * 32 + 32];
+            let (s1, m1) = scale_min_k4(2 * chunk, sc);
+            let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
+            let (d1, m1) = (d * s1 as f32, min * m1 as f32);
+            let (d2, m2) = (d * s2 as f32, min * m2 as f32);
+            let out = &mut y[chunk * 64..chunk * 64 + 64];
+            for l in 0..32 {
+                out[l] = d1 * (q[l] & 0x0f) as f32 - m1;
+                out[l + 32] = d2 * (q[l] >> 4) as f32 - m2;
+            }
+        }
+    })
+}
 
 /// `d, dmin: f16, scales: [u8; 12], qh: [u8; 32], qs: [u8; 128]`: 5-bit `(d·sc) q − dmin·m`.
 pub const Q5_K: BlockCodec = BlockCodec {
@@ -476,7 +496,7 @@ pub const TQ2_0: BlockCodec = BlockCodec {
 };
 
 /// E2M1 values, doubled (ggml's `kvalues_mxfp4`); the scales carry the factor ½.
-const FP4_DOUBLED: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+pub(super) const FP4_DOUBLED: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 /// Half of an E8M0 scale `2^(e − 127)`, as ggml computes it (no NaN for 255).
 #[inline(always)]
@@ -488,21 +508,27 @@ pub(super) fn e8m0_half(e: u8) -> f32 {
 pub const MXFP4: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 17,
-    decode: |src, dst| {
-        blocks::<17, 32>(src, dst, |b, y| {
-            // Each of the 16 codes scaled once, then looked up.
-            let d = e8m0_half(b[0]);
-            let scaled: [f32; 16] = std::array::from_fn(|i| f32::from(FP4_DOUBLED[i]) * d);
-            for j in 0..16 {
-                y[j] = scaled[(b[1 + j] & 0x0f) as usize];
-                y[j + 16] = scaled[(b[1 + j] >> 4) as usize];
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: mxfp4_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::mxfp4,
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
     groups: None,
     nonfinite: None,
 };
+
+/// [`MXFP4`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn mxfp4_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<17, 32>(src, dst, |b, y| {
+        // Each of the 16 codes scaled once, then looked up.
+        let d = e8m0_half(b[0]);
+        let scaled: [f32; 16] = std::array::from_fn(|i| f32::from(FP4_DOUBLED[i]) * d);
+        for j in 0..16 {
+            y[j] = scaled[(b[1 + j] & 0x0f) as usize];
+            y[j + 16] = scaled[(b[1 + j] >> 4) as usize];
+        }
+    })
+}
 
 /// Half of an unsigned E4M3 scale, as ggml computes it (bit 7 ignored; 0x7f reads as 0).
 #[inline(always)]

@@ -103,7 +103,10 @@ pub const IQ3_S: BlockCodec = BlockCodec {
 pub const IQ4_NL: BlockCodec = BlockCodec {
     block_elems: QK4_NL,
     block_bytes: IQ4_NL_BYTES,
-    decode: |src, dst| each_block(src, dst, iq4_nl_block),
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: iq4_nl_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::iq4_nl,
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
     groups: None,
     nonfinite: None,
@@ -113,11 +116,24 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
 pub const IQ4_XS: BlockCodec = BlockCodec {
     block_elems: QK_K,
     block_bytes: IQ4_XS_BYTES,
-    decode: |src, dst| each_block(src, dst, iq4_xs_block),
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: iq4_xs_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::iq4_xs,
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`IQ4_NL`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn iq4_nl_plain(src: &[u8], dst: &mut [f32]) {
+    each_block(src, dst, iq4_nl_block)
+}
+
+/// [`IQ4_XS`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn iq4_xs_plain(src: &[u8], dst: &mut [f32]) {
+    each_block(src, dst, iq4_xs_block)
+}
 
 /// Run `block` over every whole block of `src` and its `E` outputs in `dst`. A trailing partial
 /// block or missing output space is skipped, never a panic.

@@ -1,10 +1,9 @@
 //! Decoders in explicit 128-bit vectors for the wasm bundle, where its size-optimised build
-//! leaves the plain loop scalar and slow: only Q6_K (decode alone 499 -> 889 Mval/s, a 64 MiB
-//! histogram on 2 workers 291 -> 330 MB/s). Q8_0 and Q4_K in vectors measured no faster end to
-//! end (their plain loops already decode at 1150-1300 Mval/s; the histogram's bucket counts
-//! bound them), so they stay plain. Each does its plain twin's `f32` operations on the same
-//! operands (exact conversions, then one product), so every value is the same bit for bit;
-//! `tests/web.rs` holds them to it.
+//! leaves the plain loop scalar and slow: Q6_K (decode alone 499 -> 889 Mval/s), Q8_0 and Q4_K
+//! (worth it once the histogram's bucket counts were written out four a step). Each does its
+//! plain twin's `f32` operations on the same operands (exact conversions, then one product and,
+//! for Q4_K, one difference), so every value is the same bit for bit; `tests/web.rs` holds them
+//! to it.
 
 use core::arch::wasm32::*;
 
@@ -22,18 +21,133 @@ fn bytes16<const N: usize>(b: &[u8; N], at: usize) -> v128 {
 /// `out[at..at + 16] = mul · q` for sixteen signed bytes `q`, each converted to `f32` exactly.
 #[inline(always)]
 fn put16<const N: usize>(out: &mut [f32; N], at: usize, q: v128, mul: v128) {
-    assert!(at + 16 <= N);
+    // Written out, not `array::map`: at "z" its closure is a call per vector.
+    let [a, b, c, d] = floats16(q);
+    put(out, at, [f32x4_mul(mul, a), f32x4_mul(mul, b), f32x4_mul(mul, c), f32x4_mul(mul, d)]);
+}
+
+/// `out[at..at + 16] = mul · q − sub` for sixteen signed bytes `q`, each converted exactly.
+#[inline(always)]
+fn put16_less<const N: usize>(out: &mut [f32; N], at: usize, q: v128, mul: v128, sub: v128) {
+    let [a, b, c, d] = floats16(q);
+    let f = |v| f32x4_sub(f32x4_mul(mul, v), sub);
+    put(out, at, [f(a), f(b), f(c), f(d)]);
+}
+
+/// Sixteen signed bytes as four vectors of `f32` (exact).
+#[inline(always)]
+fn floats16(q: v128) -> [v128; 4] {
     let (lo, hi) = (i16x8_extend_low_i8x16(q), i16x8_extend_high_i8x16(q));
-    let v = [
+    [
         f32x4_convert_i32x4(i32x4_extend_low_i16x8(lo)),
         f32x4_convert_i32x4(i32x4_extend_high_i16x8(lo)),
         f32x4_convert_i32x4(i32x4_extend_low_i16x8(hi)),
         f32x4_convert_i32x4(i32x4_extend_high_i16x8(hi)),
-    ];
+    ]
+}
+
+/// `out[at..at + 16] = v`.
+#[inline(always)]
+fn put<const N: usize>(out: &mut [f32; N], at: usize, v: [v128; 4]) {
+    assert!(at + 16 <= N);
     let p = out.as_mut_ptr();
-    for (k, v) in v.into_iter().enumerate() {
-        // SAFETY: `out[at..at + 16]` is in bounds (checked above); `v128_store` writes unaligned.
-        unsafe { v128_store(p.add(at + 4 * k).cast(), f32x4_mul(mul, v)) }
+    // SAFETY: `out[at..at + 16]` is in bounds (checked above); `v128_store` writes unaligned.
+    unsafe {
+        v128_store(p.add(at).cast(), v[0]);
+        v128_store(p.add(at + 4).cast(), v[1]);
+        v128_store(p.add(at + 8).cast(), v[2]);
+        v128_store(p.add(at + 12).cast(), v[3]);
+    }
+}
+
+/// The 32 values of the 16 bytes of nibbles at `b[from..]`, to `out[at..at + 32]`: the low
+/// nibbles first, then the high ones, code `c` becoming `mul · levels[c]` (the levels, small
+/// integers, looked up sixteen at a time and converted exactly).
+#[inline(always)]
+fn nibbles32<const B: usize, const N: usize>(
+    b: &[u8; B],
+    from: usize,
+    out: &mut [f32; N],
+    at: usize,
+    levels: v128,
+    mul: v128,
+) {
+    let q = bytes16(b, from);
+    put16(out, at, i8x16_swizzle(levels, v128_and(q, u8x16_splat(0x0f))), mul);
+    put16(out, at + 16, i8x16_swizzle(levels, u8x16_shr(q, 4)), mul);
+}
+
+/// Sixteen small integer levels as one vector, for [`nibbles32`].
+fn levels(t: [i8; 16]) -> v128 {
+    i8x16(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15])
+}
+
+/// Q4_0: `(q − 8) · d` per 32 values, as [`super::ggml::q4_0_plain`] (a product, so in either
+/// order).
+pub fn q4_0(src: &[u8], dst: &mut [f32]) {
+    let minus_8 = levels(core::array::from_fn(|i| i as i8 - 8));
+    for (b, y) in src.as_chunks::<18>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        nibbles32(b, 2, y, 0, minus_8, f32x4_splat(f16_le(b)));
+    }
+}
+
+/// MXFP4: `fp4 · 2^(e − 127)` per 32 values, as [`super::ggml::mxfp4_plain`].
+pub fn mxfp4(src: &[u8], dst: &mut [f32]) {
+    let fp4 = levels(super::ggml::FP4_DOUBLED);
+    for (b, y) in src.as_chunks::<17>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        nibbles32(b, 1, y, 0, fp4, f32x4_splat(super::ggml::e8m0_half(b[0])));
+    }
+}
+
+/// IQ4_NL: `d · level` per 32 values, as [`super::iquants::iq4_nl_plain`].
+pub fn iq4_nl(src: &[u8], dst: &mut [f32]) {
+    let iq4 = levels(super::iq_tables::KVALUES_IQ4NL);
+    for (b, y) in src.as_chunks::<18>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        nibbles32(b, 2, y, 0, iq4, f32x4_splat(f16_le(b)));
+    }
+}
+
+/// IQ4_XS: `d · (scale − 32) · level` per 32 values, as [`super::iquants::iq4_xs_plain`].
+pub fn iq4_xs(src: &[u8], dst: &mut [f32]) {
+    let iq4 = levels(super::iq_tables::KVALUES_IQ4NL);
+    for (b, y) in src.as_chunks::<136>().0.iter().zip(dst.as_chunks_mut::<256>().0) {
+        let d = f16_le(b);
+        let scales_h = u16::from_le_bytes([b[2], b[3]]);
+        for ib in 0..8 {
+            let high = (scales_h >> (2 * ib) & 3) as u8;
+            let scale = (b[4 + ib / 2] >> (4 * (ib % 2)) & 0xF) | high << 4;
+            let dl = d * f32::from(i16::from(scale) - 32);
+            nibbles32(b, 8 + 16 * ib, y, 32 * ib, iq4, f32x4_splat(dl));
+        }
+    }
+}
+
+/// Q8_0: `q · d` per 32 values, as [`super::ggml::q8_0_plain`] (a product, so in either order).
+pub fn q8_0(src: &[u8], dst: &mut [f32]) {
+    for (b, y) in src.as_chunks::<34>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        let d = f32x4_splat(f16_le(b));
+        put16(y, 0, bytes16(b, 2), d);
+        put16(y, 16, bytes16(b, 18), d);
+    }
+}
+
+/// Q4_K: `(d·sc) q − dmin·m` per 32 values, as [`super::ggml::q4_k_plain`].
+pub fn q4_k(src: &[u8], dst: &mut [f32]) {
+    let low4 = u8x16_splat(0x0f);
+    for (b, y) in src.as_chunks::<144>().0.iter().zip(dst.as_chunks_mut::<256>().0) {
+        let (d, min) = (f16_le(b), f16_le(&b[2..]));
+        let sc = &b[4..16];
+        for chunk in 0..4 {
+            let (s1, m1) = super::ggml::scale_min_k4(2 * chunk, sc);
+            let (s2, m2) = super::ggml::scale_min_k4(2 * chunk + 1, sc);
+            let (d1, m1) = (f32x4_splat(d * s1 as f32), f32x4_splat(min * m1 as f32));
+            let (d2, m2) = (f32x4_splat(d * s2 as f32), f32x4_splat(min * m2 as f32));
+            for part in 0..2 {
+                let q = bytes16(b, 16 + chunk * 32 + part * 16);
+                put16_less(y, chunk * 64 + part * 16, v128_and(q, low4), d1, m1);
+                put16_less(y, chunk * 64 + 32 + part * 16, u8x16_shr(q, 4), d2, m2);
+            }
+        }
     }
 }
 
