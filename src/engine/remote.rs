@@ -101,9 +101,20 @@ pub struct Pin {
     pub last_modified: Option<String>,
 }
 
-/// Stable codes of what a remote file's pin shows.
+/// Stable codes of what reading remote files shows.
 pub mod rules {
     pub const UNPINNED: &str = "remote.unpinned";
+    /// A shard an index names could not be read (not found, refused, or broken off).
+    pub const UNREADABLE_SHARD: &str = "remote.unreadable_shard";
+}
+
+/// The finding on shard `name` of a remote set, which could not be read (`error` says why): it
+/// is left out, and the set opens without it.
+pub fn unreadable_shard(name: &str, error: &str) -> crate::findings::Finding {
+    crate::findings::Finding::error(
+        rules::UNREADABLE_SHARD,
+        format!("shard {name} could not be read ({error}); the tensors the index places in it are missing"),
+    )
 }
 
 impl Pin {

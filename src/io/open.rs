@@ -13,7 +13,7 @@ use super::BlobSource;
 use crate::engine::job::{headers_job, OnFile, RunError};
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
-use crate::engine::remote::{at_commit, beside, check_url, url_file_name};
+use crate::engine::remote::{at_commit, beside, check_url, unreadable_shard, url_file_name};
 use crate::engine::shard_probe::{Expect, ShardProbes, MAX_PROBE_BYTES, PROBE_BYTES};
 use crate::engine::shards::Assembling;
 use crate::engine::sniff::{sniff, FileKind};
@@ -205,9 +205,23 @@ pub async fn open_urls(
     let total = opened.len() + shards;
     progress(OpenProgress { files_done: opened.len(), files: total, bytes_read: meter.bytes() });
     expect.extend(configs.iter().map(|_| Expect::Bytes(PROBE_BYTES)));
+    let shard_names: Vec<String> = more.iter().map(|(name, _)| name.clone()).collect();
     more.extend(configs);
     let mut read = open_remote(more, ShardProbes::new(expect), meter, cancel).await.into_iter();
-    opened.extend(all_opened(read.by_ref().take(shards).collect())?);
+    // A shard that cannot be read (a 404, most often) is left out and named in a finding, as a
+    // local set's missing shard is: the rest of the set still opens. Only when no shard can be
+    // read is there nothing to show, and the open fails with the first error.
+    let mut unreadable = Vec::new();
+    for (name, result) in shard_names.into_iter().zip(read.by_ref().take(shards)) {
+        match result {
+            Ok(o) => opened.push(o),
+            Err(RunError::Cancelled) => return Err(RunError::Cancelled),
+            Err(e) => unreadable.push((name, e)),
+        }
+    }
+    if shards > 0 && unreadable.len() == shards {
+        return Err(unreadable.swap_remove(0).1);
+    }
     // A config is optional: one that cannot be fetched (most often a 404) is simply absent.
     for config in read {
         match config {
@@ -222,5 +236,6 @@ pub async fn open_urls(
     let mut cp = assemble_apart(parsed, cancel).await?;
     let sources = aligned(&cp, &sources);
     note_unpinned(&mut cp, &sources);
+    cp.findings.extend(unreadable.iter().map(|(name, e)| unreadable_shard(name, &e.to_string())));
     Ok((cp, sources))
 }

@@ -88,6 +88,32 @@ test('?url= to an index opens the whole shard set from another origin, reading o
   assert.deepEqual(browser.errors, []);
 });
 
+test('a shard the server does not have is a finding, and the rest of the set opens', async () => {
+  const { page } = browser;
+  const dir = path.join(tmp.dir, 'one-missing');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of ['model.safetensors.index.json', 'model-00001-of-00002.safetensors']) {
+    fs.copyFileSync(fixture('sharded', f), path.join(dir, f));
+  }
+  const v = new Viewer(page, app.url);
+  await v.open(`?url=${encodeURIComponent(files.url + 'one-missing/model.safetensors.index.json')}`);
+  assert.equal(await v.text('summary-files'), '1');
+  const index = JSON.parse(fs.readFileSync(fixture('sharded', 'model.safetensors.index.json'), 'utf8'));
+  const inFirst = Object.values(index.weight_map).filter((s) => s === 'model-00001-of-00002.safetensors').length;
+  await v.tab('tensors');
+  assert.equal(await page.locator('[data-testid=table-count]').textContent(), `${inFirst} of ${inFirst} tensors`);
+  await v.tab('findings');
+  const codes = await page.locator('[data-testid=finding-code]').allTextContents();
+  assert.ok(codes.includes('remote.unreadable_shard') && codes.includes('set.missing_shard'), codes.join(' '));
+  const unreadable = page.locator('[data-testid=finding]', { hasText: 'remote.unreadable_shard' });
+  assert.match(await unreadable.textContent(), /shard model-00002-of-00002\.safetensors could not be read \(.*404.*\)/);
+  // No shard at all: nothing to show, and the open fails with the reason.
+  fs.rmSync(path.join(dir, 'model-00001-of-00002.safetensors'));
+  const msg = await openError(page, files.url + 'one-missing/model.safetensors.index.json');
+  assert.match(msg, /404/);
+  browser.errors.length = 0;
+});
+
 test('redirects are followed, as from a Hub resolve URL to its storage', async () => {
   const { page } = browser;
   const v = new Viewer(page, app.url);
