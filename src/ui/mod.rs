@@ -150,6 +150,8 @@ pub fn Viewer(#[prop(optional)] sample: Option<state::Sample>, #[prop(optional)]
                     }}
                     <ProgressBar done=Signal::derive(move || state.loading.get().map_or(0, |p| p.files_done as u64))
                         total=Signal::derive(move || state.loading.get().map_or(1, |p| p.files as u64)) />
+                    " "
+                    <button type="button" data-testid="open-cancel" on:click=move |_| state.cancel_open()>"Cancel"</button>
                 </div>
             </Show>
             <Show when=move || state.error.with(Option::is_some)>

@@ -171,6 +171,13 @@ impl AppState {
         (cancel, self.generation.get_value())
     }
 
+    /// Stop the open under way (its requests are aborted); what was shown before stays.
+    pub fn cancel_open(self) {
+        self.open_cancel.with_value(Cancel::cancel);
+        self.generation.update_value(|g| *g += 1);
+        self.loading.set(None);
+    }
+
     /// Whether open number `generation` is still the newest.
     fn is_current(self, generation: u64) -> bool {
         self.generation.get_value() == generation

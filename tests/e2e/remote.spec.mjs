@@ -114,6 +114,27 @@ test('a shard the server does not have is a finding, and the rest of the set ope
   browser.errors.length = 0;
 });
 
+test('an open under way can be cancelled: its requests stop and what was shown stays', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, app.url);
+  await v.open();
+  const shown = await v.text('source');
+  // Every response held back 150 ms: the index, then its shards, take a while.
+  slow.requests.length = 0;
+  await page.locator('[data-testid=url-input]').fill(slow.url + 'sharded/model.safetensors.index.json');
+  await page.locator('[data-testid=url-open]').click();
+  await page.locator('[data-testid=loading]').waitFor();
+  await page.locator('[data-testid=open-cancel]').click();
+  await page.locator('[data-testid=loading]').waitFor({ state: 'detached' });
+  const asked = slow.requests.length;
+  await page.waitForTimeout(1000);
+  assert.equal(slow.requests.length, asked, 'no request after the cancel');
+  assert.equal(await v.text('source'), shown);
+  assert.equal(await page.locator('[data-testid=error]').count(), 0);
+  assert.equal(await v.text('summary-tensors'), '37');
+  assert.deepEqual(browser.errors, []);
+});
+
 test('redirects are followed, as from a Hub resolve URL to its storage', async () => {
   const { page } = browser;
   const v = new Viewer(page, app.url);
