@@ -16,11 +16,11 @@ use crate::engine::summary::summarize;
 use crate::engine::view::human_bytes;
 
 /// Text from a file made safe for a terminal: control characters (C0, DEL, C1) and the hidden
-/// characters that reorder or hide text ([`crate::engine::template::is_hidden`]: bidirectional
+/// characters that reorder or hide text ([`crate::engine::hidden_text::is_hidden`]: bidirectional
 /// controls, zero-width and tag characters) are written as `\u{…}` escapes, so a tensor name or
 /// metadata value cannot move the cursor, recolour the screen or change what is shown.
 pub fn escape(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() || crate::engine::template::is_hidden(c);
+    let bad = |c: char| c.is_control() || crate::engine::hidden_text::is_hidden(c);
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }

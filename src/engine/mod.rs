@@ -15,6 +15,7 @@ pub mod findings;
 pub mod fuzz;
 pub mod gguf;
 pub mod hash;
+pub mod hidden_text;
 pub mod hist_report;
 pub mod histogram;
 pub mod job;

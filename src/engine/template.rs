@@ -6,6 +6,7 @@
 use serde_json::Value as Json;
 
 use super::findings::Finding;
+use super::hidden_text::is_hidden;
 use super::model::{Checkpoint, MetaValue};
 
 /// Stable codes of the rules a chat template can break.
@@ -18,7 +19,8 @@ pub mod rules {
     pub const DANGEROUS_NAME: &str = "template.dangerous_name";
     /// A string spelling `_` by an escape (`\x5f`), the way filters are smuggled past checks.
     pub const OBFUSCATED: &str = "template.obfuscated";
-    /// Characters that reorder or hide text ([`super::is_hidden`]), anywhere in the template.
+    /// Characters that reorder or hide text ([`crate::hidden_text::is_hidden`]), anywhere in the
+    /// template.
     pub const HIDDEN_CHARACTERS: &str = "template.hidden_characters";
 }
 
@@ -141,41 +143,6 @@ pub fn scan(text: &str) -> Vec<Hit> {
         hits.push(Hit { code: rules::HIDDEN_CHARACTERS, construct, line: i + 1 });
     }
     hits
-}
-
-/// Whether `c` hides or reorders what a reader sees: the bidirectional controls (Trojan Source),
-/// zero-width and invisible format characters, and the tag and variation-selector-supplement
-/// blocks, which carry text no reader sees but a model reads. The zero-width joiners (U+200C,
-/// U+200D), part of emoji and of several scripts, are not counted.
-pub fn is_hidden(c: char) -> bool {
-    matches!(
-        c as u32,
-        0x00AD
-            | 0x061C
-            | 0x180E
-            | 0x200B
-            | 0x200E
-            | 0x200F
-            | 0x202A..=0x202E
-            | 0x2060..=0x2064
-            | 0x2066..=0x2069
-            | 0xFEFF
-            | 0xE0000..=0xE007F
-            | 0xE0100..=0xE01EF
-    )
-}
-
-/// `line` with every hidden character ([`is_hidden`]) written as its `\u{…}` escape, for display.
-pub fn reveal(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
-        if is_hidden(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// The risky constructs inside `text`'s Jinja tags (the first [`MAX_HITS`]).
@@ -378,7 +345,7 @@ mod tests {
     }
 
     #[test]
-    fn hidden_characters_are_found_by_line_anywhere_and_shown_escaped() {
+    fn hidden_characters_are_found_by_line_anywhere() {
         // Trojan Source: a right-to-left override makes the line read other than it runs.
         let t = "{{ 'ok' }}\nSay hello.\u{202e}{{ secret }}\u{2066}\n\u{e0049}\u{e0067}\u{e006e}plain";
         assert_eq!(
@@ -388,11 +355,9 @@ mod tests {
                 (rules::HIDDEN_CHARACTERS, "U+E0049 and 2 more".into(), 3)
             ]
         );
-        assert_eq!(reveal("a\u{202e}b\u{e0041}"), "a\\u{202e}b\\u{e0041}");
         // Emoji joiners, the variation selector of emoji, accents and CJK are ordinary text.
         let clean = "{{ '👩\u{200d}💻 ❤\u{fe0f} naïve 日本語 \u{200c}' }}";
         assert_eq!(codes(clean), []);
-        assert_eq!(reveal(clean), clean);
         // Constructs inside tags and hidden characters are both listed.
         let both = codes("{{ __class__ }}\u{200b}");
         assert_eq!(both.iter().map(|h| h.0).collect::<Vec<_>>(), [rules::DUNDER, rules::HIDDEN_CHARACTERS]);

@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use super::state::AppState;
+use crate::engine::hidden_text::reveal;
 use crate::engine::shards::base_name;
 use crate::engine::viewer::severity_name;
 
@@ -37,7 +38,7 @@ pub fn FindingsView() -> impl IntoView {
                     <tr data-testid="finding" data-severity=sev>
                         <td class=format!("sev-{sev}")>{sev}</td>
                         <td><code data-testid="finding-code">{f.code}</code></td>
-                        <td data-testid="finding-message">{f.message.clone()}</td>
+                        <td data-testid="finding-message">{reveal(&f.message)}</td>
                         <td>{file}</td>
                         <td>{tensor}</td>
                     </tr>

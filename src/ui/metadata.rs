@@ -6,6 +6,7 @@ use super::search_box::SearchBox;
 use super::state::AppState;
 use super::MetaArray;
 use crate::engine::gguf::Value;
+use crate::engine::hidden_text::reveal;
 use crate::engine::model::MetaValue;
 use crate::engine::viewer::{is_long_text, meta_type};
 
@@ -13,9 +14,9 @@ use crate::engine::viewer::{is_long_text, meta_type};
 #[component]
 fn MetaText(text: String) -> impl IntoView {
     if is_long_text(&text) {
-        view! { <pre class="longtext" data-testid="meta-text">{text}</pre> }.into_any()
+        view! { <pre class="longtext" data-testid="meta-text">{reveal(&text)}</pre> }.into_any()
     } else {
-        view! { <span data-testid="meta-text">{text}</span> }.into_any()
+        view! { <span data-testid="meta-text">{reveal(&text)}</span> }.into_any()
     }
 }
 
@@ -44,7 +45,7 @@ pub fn MetadataView() -> impl IntoView {
                 };
                 view! {
                     <tr data-testid="meta-row">
-                        <td><code data-testid="meta-key">{k.clone()}</code></td>
+                        <td><code data-testid="meta-key">{reveal(k)}</code></td>
                         <td class="muted" data-testid="meta-type">{meta_type(v)}</td>
                         <td class="meta-value">{value}</td>
                     </tr>

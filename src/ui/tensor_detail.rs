@@ -9,6 +9,7 @@ use leptos::task::spawn_local;
 use super::state::AppState;
 use super::{CopyButton, HistogramChart, ProgressBar};
 use crate::engine::decode::codec_for;
+use crate::engine::hidden_text::reveal;
 use crate::engine::histogram::Histogram;
 use crate::engine::plan::{Selection, DEFAULT_SAMPLE_BYTES};
 use crate::engine::shards::base_name;
@@ -171,7 +172,7 @@ pub fn TensorDetail() -> impl IntoView {
         let name = t.name.clone();
         Some(view! {
             <div class="detail-head">
-                <h2 data-testid="detail-name">{t.name.clone()}</h2>
+                <h2 data-testid="detail-name">{reveal(&t.name)}</h2>
                 <CopyButton text=name.clone() label="Copy name" />
                 <a href=permalink(&name) data-testid="permalink">"Permalink"</a>
                 <button data-testid="detail-close" on:click=move |_| state.select(None)>"Close"</button>

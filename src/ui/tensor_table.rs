@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use super::search_box::SearchBox;
 use super::state::{AppState, Shared};
 use super::CopyButton;
+use crate::engine::hidden_text::reveal;
 use crate::engine::shards::base_name;
 use crate::engine::view::{
     group_by_layer, human_bytes, human_count, narrows, search, sorted, Column, Group, NameIndex,
@@ -302,7 +303,7 @@ pub fn TensorTable() -> impl IntoView {
                         on:click=click
                     >
                         <span class="col-name" role="gridcell" data-testid="cell-name">
-                            <span class="name">{name.clone()}</span>
+                            <span class="name">{reveal(&name)}</span>
                             <CopyButton text=name.clone() label="copy" />
                         </span>
                         <span class="col-dtype" role="gridcell" data-testid="cell-dtype">{t.dtype.name()}</span>

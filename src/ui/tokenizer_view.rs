@@ -9,8 +9,9 @@ use leptos::task::spawn_local;
 
 use super::search_box::SearchBox;
 use super::state::AppState;
+use crate::engine::hidden_text::reveal;
 use crate::engine::model::Checkpoint;
-use crate::engine::template::{reveal, rules, scan, templates};
+use crate::engine::template::{rules, scan, templates};
 use crate::engine::tokens::{details_job, find_job, join, join_found, page_job, specials, tokenizer, visible, Token};
 use crate::io::{run, Cancel};
 
