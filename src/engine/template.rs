@@ -124,13 +124,15 @@ pub struct Hit {
 /// Most risky constructs listed per template: a damaged or hostile one can hold millions.
 pub const MAX_HITS: usize = 1000;
 
-/// The risky constructs in `text` (the first [`MAX_HITS`]): inside Jinja tags (`{{ }}`,
-/// `{% %}`) names, attributes and string literals; then, anywhere, each line holding hidden
-/// characters ([`is_hidden`]).
+/// The risky constructs in `text`: inside Jinja tags (`{{ }}`, `{% %}`) names, attributes and
+/// string literals (the first [`MAX_HITS`]); then, anywhere, each line holding hidden characters
+/// ([`is_hidden`]; the first [`MAX_HITS`] such lines).
 pub fn scan(text: &str) -> Vec<Hit> {
     let mut hits = scan_tags(text);
+    // Counted apart, so a template full of risky constructs cannot crowd its hidden text out.
+    let mut hidden_lines = 0;
     for (i, line) in text.split('\n').enumerate() {
-        if hits.len() >= MAX_HITS {
+        if hidden_lines >= MAX_HITS {
             break;
         }
         let mut hidden = line.chars().filter(|&c| is_hidden(c));
@@ -141,6 +143,7 @@ pub fn scan(text: &str) -> Vec<Hit> {
             n => format!("U+{:04X} and {n} more", first as u32),
         };
         hits.push(Hit { code: rules::HIDDEN_CHARACTERS, construct, line: i + 1 });
+        hidden_lines += 1;
     }
     hits
 }
@@ -358,9 +361,16 @@ mod tests {
         // Emoji joiners, the variation selector of emoji, accents and CJK are ordinary text.
         let clean = "{{ '👩\u{200d}💻 ❤\u{fe0f} naïve 日本語 \u{200c}' }}";
         assert_eq!(codes(clean), []);
-        // Constructs inside tags and hidden characters are both listed.
+        // Constructs inside tags and hidden characters are both listed, each kind up to its cap:
+        // a thousand constructs do not crowd out the hidden text.
         let both = codes("{{ __class__ }}\u{200b}");
         assert_eq!(both.iter().map(|h| h.0).collect::<Vec<_>>(), [rules::DUNDER, rules::HIDDEN_CHARACTERS]);
+        let crowded = format!("{}\nok\u{202e}", "{{ __a }}".repeat(2 * MAX_HITS));
+        let hits = codes(&crowded);
+        assert_eq!(hits.len(), MAX_HITS + 1);
+        assert_eq!(hits[MAX_HITS], (rules::HIDDEN_CHARACTERS, "U+202E".into(), 2));
+        let many = "\u{200b}\n".repeat(2 * MAX_HITS);
+        assert_eq!(codes(&many).len(), MAX_HITS);
     }
 
     #[test]

@@ -73,9 +73,9 @@ pub struct HttpSource {
 impl HttpSource {
     /// Probe `url` with a first range request of `probe` bytes (sized by
     /// [`crate::engine::shard_probe`]): learns the size, the URL after redirects and the
-    /// validators, and keeps the bytes.
-    pub async fn open(url: &str, meter: &Meter, probe: u64) -> Result<HttpSource, String> {
-        let got = fetch_range(url, 0, probe.max(1) - 1, None, meter, None).await?;
+    /// validators, and keeps the bytes. `cancel` aborts the request.
+    pub async fn open(url: &str, meter: &Meter, probe: u64, cancel: &Cancel) -> Result<HttpSource, String> {
+        let got = fetch_range(url, 0, probe.max(1) - 1, None, meter, Some(cancel)).await?;
         Ok(HttpSource {
             url: url.to_owned(),
             pin: Rc::new(RefCell::new(got.pin)),

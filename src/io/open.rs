@@ -129,7 +129,11 @@ async fn open_remote(
             }
             let (name, url) = files[i].clone();
             let probe = probes.borrow().probe(i);
-            let http = HttpSource::open(&url, &meter, probe).await.map_err(RunError::Read)?;
+            let http = match HttpSource::open(&url, &meter, probe, &cancel).await {
+                Ok(http) => http,
+                Err(_) if cancel.is_cancelled() => return Err(RunError::Cancelled),
+                Err(e) => return Err(RunError::Read(e)),
+            };
             let decoder = OnFile { file: 0, decoder: FileDecoder::new(&name, http.len()) };
             let parsed = run(decoder, &[http.clone().into()], &cancel, |_| {}).await?;
             let src: Source = http.without_head().into();
@@ -209,8 +213,8 @@ pub async fn open_urls(
     more.extend(configs);
     let mut read = open_remote(more, ShardProbes::new(expect), meter, cancel).await.into_iter();
     // A shard that cannot be read (a 404, most often) is left out and named in a finding, as a
-    // local set's missing shard is: the rest of the set still opens. Only when no shard can be
-    // read is there nothing to show, and the open fails with the first error.
+    // local set's missing shard is: the rest of the set still opens. Only when no file of
+    // weights is left is there nothing to show, and the open fails with the first error.
     let mut unreadable = Vec::new();
     for (name, result) in shard_names.into_iter().zip(read.by_ref().take(shards)) {
         match result {
@@ -219,7 +223,8 @@ pub async fn open_urls(
             Err(e) => unreadable.push((name, e)),
         }
     }
-    if shards > 0 && unreadable.len() == shards {
+    let weights = |p: &Parsed| !matches!(p, Parsed::Index(_) | Parsed::Config(_) | Parsed::Other);
+    if !unreadable.is_empty() && !opened.iter().any(|(_, _, _, p)| weights(p)) {
         return Err(unreadable.swap_remove(0).1);
     }
     // A config is optional: one that cannot be fetched (most often a 404) is simply absent.
