@@ -355,31 +355,37 @@ pub fn q4_k_plain(src: &[u8], dst: &mut [f32]) {
 pub const Q5_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 176,
-    decode: |src, dst| {
-        blocks::<176, 256>(src, dst, |b, y| {
-            let (d, min) = (f16_le(b), f16_le(&b[2..]));
-            let (sc, qh, qs) = (&b[4..16], &b[16..48], &b[48..176]);
-            for chunk in 0..4 {
-                let q = &qs[chunk * 32..chunk * 32 + 32];
-                let (u1, u2) = (1u8 << (2 * chunk), 2u8 << (2 * chunk));
-                let (s1, m1) = scale_min_k4(2 * chunk, sc);
-                let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
-                let (d1, m1) = (d * s1 as f32, min * m1 as f32);
-                let (d2, m2) = (d * s2 as f32, min * m2 as f32);
-                let out = &mut y[chunk * 64..chunk * 64 + 64];
-                for l in 0..32 {
-                    let h1 = if qh[l] & u1 != 0 { 16 } else { 0 };
-                    let h2 = if qh[l] & u2 != 0 { 16 } else { 0 };
-                    out[l] = d1 * ((q[l] & 0x0f) + h1) as f32 - m1;
-                    out[l + 32] = d2 * ((q[l] >> 4) + h2) as f32 - m2;
-                }
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q5_k_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q5_k,
     scales: Some(scales_f16_at::<176, 0>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`Q5_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q5_k_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<176, 256>(src, dst, |b, y| {
+        let (d, min) = (f16_le(b), f16_le(&b[2..]));
+        let (sc, qh, qs) = (&b[4..16], &b[16..48], &b[48..176]);
+        for chunk in 0..4 {
+            let q = &qs[chunk * 32..chunk * 32 + 32];
+            let (u1, u2) = (1u8 << (2 * chunk), 2u8 << (2 * chunk));
+            let (s1, m1) = scale_min_k4(2 * chunk, sc);
+            let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
+            let (d1, m1) = (d * s1 as f32, min * m1 as f32);
+            let (d2, m2) = (d * s2 as f32, min * m2 as f32);
+            let out = &mut y[chunk * 64..chunk * 64 + 64];
+            for l in 0..32 {
+                let h1 = if qh[l] & u1 != 0 { 16 } else { 0 };
+                let h2 = if qh[l] & u2 != 0 { 16 } else { 0 };
+                out[l] = d1 * ((q[l] & 0x0f) + h1) as f32 - m1;
+                out[l + 32] = d2 * ((q[l] >> 4) + h2) as f32 - m2;
+            }
+        }
+    })
+}
 
 /// `ql: [u8; 128], qh: [u8; 64], scales: [i8; 16], d: f16`: 6-bit `(d·sc) (q − 32)`.
 pub const Q6_K: BlockCodec = BlockCodec {
