@@ -10,4 +10,4 @@ export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 echo "== wasm (opt-level 3, simd128) in headless Chromium"
 cargo test --profile bench --target wasm32-unknown-unknown --test wasm_bench -- --nocapture 2>&1 | grep -E "wasm " || true
 echo "== native"
-TENSORSCOPE_BENCH_TYPES=F16,BF16,Q4_0,Q8_0,Q4_K,Q5_K,Q6_K,IQ4_XS,MXFP4 cargo bench -q --bench decode 2>&1 | grep -vE "^(input|$)"
+TENSORSCOPE_BENCH_TYPES=F16,BF16,Q4_0,Q8_0,Q2_K,Q3_K,Q4_K,Q5_K,Q6_K,IQ4_XS,MXFP4 cargo bench -q --bench decode 2>&1 | grep -vE "^(input|$)"

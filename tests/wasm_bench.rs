@@ -56,7 +56,7 @@ fn run(name: &str, codec: BlockCodec) {
 
 #[wasm_bindgen_test]
 fn decode_throughput() {
-    for name in ["F16", "BF16", "Q4_0", "Q8_0", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS", "MXFP4"] {
+    for name in ["F16", "BF16", "Q4_0", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS", "MXFP4"] {
         let t = GgmlType::from_name(name).unwrap();
         run(name, ggml::codec(t).unwrap());
     }

@@ -226,31 +226,37 @@ pub const Q8_1: BlockCodec = BlockCodec {
 pub const Q2_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 84,
-    decode: |src, dst| {
-        blocks::<84, 256>(src, dst, |b, y| {
-            let (sc, qs) = (&b[..16], &b[16..80]);
-            let (d, min) = (f16_le(&b[80..]), f16_le(&b[82..]));
-            let mut is = 0;
-            for half in 0..2 {
-                let q = &qs[half * 32..half * 32 + 32];
-                for (j, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
-                    for part in 0..2 {
-                        let s = sc[is];
-                        is += 1;
-                        let (dl, ml) = (d * (s & 0x0f) as f32, min * (s >> 4) as f32);
-                        let base = half * 128 + j * 32 + part * 16;
-                        for l in 0..16 {
-                            y[base + l] = dl * ((q[part * 16 + l] >> shift) & 3) as f32 - ml;
-                        }
-                    }
-                }
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q2_k_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q2_k,
     scales: Some(scales_f16_at::<84, 80>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`Q2_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q2_k_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<84, 256>(src, dst, |b, y| {
+        let (sc, qs) = (&b[..16], &b[16..80]);
+        let (d, min) = (f16_le(&b[80..]), f16_le(&b[82..]));
+        let mut is = 0;
+        for half in 0..2 {
+            let q = &qs[half * 32..half * 32 + 32];
+            for (j, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
+                for part in 0..2 {
+                    let s = sc[is];
+                    is += 1;
+                    let (dl, ml) = (d * (s & 0x0f) as f32, min * (s >> 4) as f32);
+                    let base = half * 128 + j * 32 + part * 16;
+                    for l in 0..16 {
+                        y[base + l] = dl * ((q[part * 16 + l] >> shift) & 3) as f32 - ml;
+                    }
+                }
+            }
+        }
+    })
+}
 
 /// The sixteen signed 6-bit scales of a Q3_K block, unpacked from 12 bytes.
 pub(super) fn q3k_scales(raw: &[u8]) -> [i8; 16] {
@@ -277,36 +283,42 @@ pub(super) fn q3k_scales(raw: &[u8]) -> [i8; 16] {
 pub const Q3_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 110,
-    decode: |src, dst| {
-        blocks::<110, 256>(src, dst, |b, y| {
-            let (hm, qs) = (&b[..32], &b[32..96]);
-            let sc = q3k_scales(&b[96..108]);
-            let d = f16_le(&b[108..]);
-            let mut is = 0;
-            let mut m = 1u8;
-            for half in 0..2 {
-                let q = &qs[half * 32..half * 32 + 32];
-                for (j, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
-                    for part in 0..2 {
-                        let dl = d * (i32::from(sc[is]) - 32) as f32;
-                        is += 1;
-                        let base = half * 128 + j * 32 + part * 16;
-                        for l in 0..16 {
-                            let k = part * 16 + l;
-                            let low = ((q[k] >> shift) & 3) as i32;
-                            let high = if hm[k] & m != 0 { 0 } else { 4 };
-                            y[base + l] = dl * (low - high) as f32;
-                        }
-                    }
-                    m <<= 1;
-                }
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q3_k_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q3_k,
     scales: Some(scales_f16_at::<110, 108>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`Q3_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q3_k_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<110, 256>(src, dst, |b, y| {
+        let (hm, qs) = (&b[..32], &b[32..96]);
+        let sc = q3k_scales(&b[96..108]);
+        let d = f16_le(&b[108..]);
+        let mut is = 0;
+        let mut m = 1u8;
+        for half in 0..2 {
+            let q = &qs[half * 32..half * 32 + 32];
+            for (j, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
+                for part in 0..2 {
+                    let dl = d * (i32::from(sc[is]) - 32) as f32;
+                    is += 1;
+                    let base = half * 128 + j * 32 + part * 16;
+                    for l in 0..16 {
+                        let k = part * 16 + l;
+                        let low = ((q[k] >> shift) & 3) as i32;
+                        let high = if hm[k] & m != 0 { 0 } else { 4 };
+                        y[base + l] = dl * (low - high) as f32;
+                    }
+                }
+                m <<= 1;
+            }
+        }
+    })
+}
 
 /// Scale and min `j` (6 bits each) of the 12 packed bytes of Q4_K and Q5_K.
 #[inline(always)]

@@ -1,5 +1,5 @@
 //! Decoders in explicit 128-bit vectors for the wasm bundle, where its size-optimised build
-//! leaves the plain loop scalar and slow: the common K-quants (Q4_K, Q5_K, Q6_K), Q8_0, and the
+//! leaves the plain loop scalar and slow: the K-quants (Q2_K to Q6_K), Q8_0, and the
 //! 4-bit formats with one scale per 32 values (Q4_0, MXFP4, IQ4_NL, IQ4_XS): decode alone 2-5x
 //! faster than plain at opt-level "z". Each does its
 //! plain twin's `f32` operations on the same operands (exact conversions, then one product and,
@@ -147,6 +147,50 @@ pub fn q4_k(src: &[u8], dst: &mut [f32]) {
                 let q = bytes16(b, 16 + chunk * 32 + part * 16);
                 put16_less(y, chunk * 64 + part * 16, v128_and(q, low4), d1, m1);
                 put16_less(y, chunk * 64 + 32 + part * 16, u8x16_shr(q, 4), d2, m2);
+            }
+        }
+    }
+}
+
+/// Q2_K: `(d·sc) q − dmin·m` per 16 values, `q` two bits, as [`super::ggml::q2_k_plain`].
+pub fn q2_k(src: &[u8], dst: &mut [f32]) {
+    let three = u8x16_splat(3);
+    for (b, y) in src.as_chunks::<84>().0.iter().zip(dst.as_chunks_mut::<256>().0) {
+        let (d, min) = (f16_le(&b[80..]), f16_le(&b[82..]));
+        let mut is = 0;
+        for half in 0..2 {
+            for (j, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
+                for part in 0..2 {
+                    let s = b[is];
+                    is += 1;
+                    let (dl, ml) = (f32x4_splat(d * (s & 0x0f) as f32), f32x4_splat(min * (s >> 4) as f32));
+                    let q = v128_and(u8x16_shr(bytes16(b, 16 + half * 32 + part * 16), shift), three);
+                    put16_less(y, half * 128 + j * 32 + part * 16, q, dl, ml);
+                }
+            }
+        }
+    }
+}
+
+/// Q3_K: `(d·(sc − 32)) q` per 16 values, `q` two low bits less 4 where the high-mask bit is
+/// clear, as [`super::ggml::q3_k_plain`] (a product, so in either order).
+pub fn q3_k(src: &[u8], dst: &mut [f32]) {
+    let (three, four) = (u8x16_splat(3), u8x16_splat(4));
+    for (b, y) in src.as_chunks::<110>().0.iter().zip(dst.as_chunks_mut::<256>().0) {
+        let sc = super::ggml::q3k_scales(&b[96..108]);
+        let d = f16_le(&b[108..]);
+        let mut is = 0;
+        let mut m = 1u8;
+        for half in 0..2 {
+            for (j, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
+                for part in 0..2 {
+                    let dl = f32x4_splat(d * (i32::from(sc[is]) - 32) as f32);
+                    is += 1;
+                    let low = v128_and(u8x16_shr(bytes16(b, 32 + half * 32 + part * 16), shift), three);
+                    let clear = i8x16_eq(v128_and(bytes16(b, part * 16), u8x16_splat(m)), u8x16_splat(0));
+                    put16(y, half * 128 + j * 32 + part * 16, i8x16_sub(low, v128_and(clear, four)), dl);
+                }
+                m <<= 1;
             }
         }
     }
