@@ -150,10 +150,7 @@ async fn a_scan_of_many_reads_with_reads_started_early_equals_the_engine() {
 /// scale bits: NaN, infinities and subnormals among them).
 #[wasm_bindgen_test]
 fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
-    use tensorscope::engine::decode::ggml::{
-        mxfp4_plain, q2_k_plain, q3_k_plain, q4_0_plain, q4_k_plain, q5_k_plain, q6_k_plain, q8_0_plain, MXFP4, Q2_K,
-        Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0,
-    };
+    use tensorscope::engine::decode::ggml::*;
     use tensorscope::engine::decode::iquants::{iq4_nl_plain, iq4_xs_plain, IQ4_NL, IQ4_XS};
     use tensorscope::engine::decode::DecodeFn;
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -165,8 +162,12 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
             (x >> 24) as u8
         })
         .collect();
-    let cases: [(&str, _, DecodeFn); 10] = [
+    let cases: [(&str, _, DecodeFn); 14] = [
         ("Q6_K", Q6_K, q6_k_plain),
+        ("Q4_1", Q4_1, q4_1_plain),
+        ("Q5_0", Q5_0, q5_0_plain),
+        ("Q5_1", Q5_1, q5_1_plain),
+        ("Q8_1", Q8_1, q8_1_plain),
         ("Q2_K", Q2_K, q2_k_plain),
         ("Q3_K", Q3_K, q3_k_plain),
         ("Q5_K", Q5_K, q5_k_plain),

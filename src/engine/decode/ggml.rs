@@ -124,19 +124,25 @@ pub fn q4_0_plain(src: &[u8], dst: &mut [f32]) {
 pub const Q4_1: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 20,
-    decode: |src, dst| {
-        blocks::<20, 32>(src, dst, |b, y| {
-            let (d, m) = (f16_le(b), f16_le(&b[2..]));
-            for j in 0..16 {
-                y[j] = (b[4 + j] & 0x0f) as f32 * d + m;
-                y[j + 16] = (b[4 + j] >> 4) as f32 * d + m;
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q4_1_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q4_1,
     scales: Some(scales_f16_at::<20, 0>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`Q4_1`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q4_1_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<20, 32>(src, dst, |b, y| {
+        let (d, m) = (f16_le(b), f16_le(&b[2..]));
+        for j in 0..16 {
+            y[j] = (b[4 + j] & 0x0f) as f32 * d + m;
+            y[j + 16] = (b[4 + j] >> 4) as f32 * d + m;
+        }
+    })
+}
 
 /// The fifth bits of Q5 element `j` and `j + 16`, from the 32-bit `qh`.
 #[inline(always)]
@@ -148,41 +154,53 @@ fn q5_high(qh: u32, j: usize) -> (u8, u8) {
 pub const Q5_0: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 22,
-    decode: |src, dst| {
-        blocks::<22, 32>(src, dst, |b, y| {
-            let d = f16_le(b);
-            let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
-            for j in 0..16 {
-                let (h0, h1) = q5_high(qh, j);
-                y[j] = (((b[6 + j] & 0x0f) | h0) as i32 - 16) as f32 * d;
-                y[j + 16] = (((b[6 + j] >> 4) | h1) as i32 - 16) as f32 * d;
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q5_0_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q5_0,
     scales: Some(scales_f16_at::<22, 0>),
     groups: None,
     nonfinite: None,
 };
 
+/// [`Q5_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q5_0_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<22, 32>(src, dst, |b, y| {
+        let d = f16_le(b);
+        let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+        for j in 0..16 {
+            let (h0, h1) = q5_high(qh, j);
+            y[j] = (((b[6 + j] & 0x0f) | h0) as i32 - 16) as f32 * d;
+            y[j + 16] = (((b[6 + j] >> 4) | h1) as i32 - 16) as f32 * d;
+        }
+    })
+}
+
 /// `d, m: f16, qh: u32, qs: [u8; 16]`: 5-bit `q * d + m`.
 pub const Q5_1: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 24,
-    decode: |src, dst| {
-        blocks::<24, 32>(src, dst, |b, y| {
-            let (d, m) = (f16_le(b), f16_le(&b[2..]));
-            let qh = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
-            for j in 0..16 {
-                let (h0, h1) = q5_high(qh, j);
-                y[j] = ((b[8 + j] & 0x0f) | h0) as f32 * d + m;
-                y[j + 16] = ((b[8 + j] >> 4) | h1) as f32 * d + m;
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q5_1_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q5_1,
     scales: Some(scales_f16_at::<24, 0>),
     groups: None,
     nonfinite: None,
 };
+
+/// [`Q5_1`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q5_1_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<24, 32>(src, dst, |b, y| {
+        let (d, m) = (f16_le(b), f16_le(&b[2..]));
+        let qh = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+        for j in 0..16 {
+            let (h0, h1) = q5_high(qh, j);
+            y[j] = ((b[8 + j] & 0x0f) | h0) as f32 * d + m;
+            y[j + 16] = ((b[8 + j] >> 4) | h1) as f32 * d + m;
+        }
+    })
+}
 
 /// Q8_0 and Q8_1: an f16 `d` leads each block, the 32 `i8` quants start at byte `QS`: `q * d`.
 fn decode_q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
@@ -197,6 +215,11 @@ fn decode_q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
 /// [`Q8_0`]'s decoder, portable (the wasm bundle runs its vector twin).
 pub fn q8_0_plain(src: &[u8], dst: &mut [f32]) {
     decode_q8::<34, 2>(src, dst)
+}
+
+/// [`Q8_1`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn q8_1_plain(src: &[u8], dst: &mut [f32]) {
+    decode_q8::<36, 4>(src, dst)
 }
 
 /// `d: f16, qs: [i8; 32]`: `q * d`.
@@ -216,7 +239,10 @@ pub const Q8_0: BlockCodec = BlockCodec {
 pub const Q8_1: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 36,
-    decode: decode_q8::<36, 4>,
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: q8_1_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::q8_1,
     scales: Some(scales_f16_at::<36, 0>),
     groups: None,
     nonfinite: None,

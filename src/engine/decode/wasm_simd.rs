@@ -1,10 +1,10 @@
 //! Decoders in explicit 128-bit vectors for the wasm bundle, where its size-optimised build
-//! leaves the plain loop scalar and slow: the K-quants (Q2_K to Q6_K), Q8_0, and the
-//! 4-bit formats with one scale per 32 values (Q4_0, MXFP4, IQ4_NL, IQ4_XS): decode alone 2-5x
-//! faster than plain at opt-level "z". Each does its
-//! plain twin's `f32` operations on the same operands (exact conversions, then one product and,
-//! for the K-quants, one difference), so every value is the same bit for bit; `tests/web.rs` holds them
-//! to it.
+//! leaves the plain loop scalar and slow: the K-quants (Q2_K to Q6_K), the legacy formats
+//! (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1) and the 4-bit ones with one scale per 32 values (MXFP4,
+//! IQ4_NL, IQ4_XS): decode alone 2-5x faster than plain at opt-level "z". Each does its plain
+//! twin's `f32` operations on the same operands (exact conversions, then one product and, where
+//! the format has an offset, one sum or difference), so every value is the same bit for bit;
+//! `tests/web.rs` holds them to it.
 
 use core::arch::wasm32::*;
 
@@ -32,6 +32,14 @@ fn put16<const N: usize>(out: &mut [f32; N], at: usize, q: v128, mul: v128) {
 fn put16_less<const N: usize>(out: &mut [f32; N], at: usize, q: v128, mul: v128, sub: v128) {
     let [a, b, c, d] = floats16(q);
     let f = |v| f32x4_sub(f32x4_mul(mul, v), sub);
+    put(out, at, [f(a), f(b), f(c), f(d)]);
+}
+
+/// `out[at..at + 16] = q · mul + add` for sixteen signed bytes `q`, each converted exactly.
+#[inline(always)]
+fn put16_plus<const N: usize>(out: &mut [f32; N], at: usize, q: v128, mul: v128, add: v128) {
+    let [a, b, c, d] = floats16(q);
+    let f = |v| f32x4_add(f32x4_mul(v, mul), add);
     put(out, at, [f(a), f(b), f(c), f(d)]);
 }
 
@@ -125,10 +133,71 @@ pub fn iq4_xs(src: &[u8], dst: &mut [f32]) {
 
 /// Q8_0: `q · d` per 32 values, as [`super::ggml::q8_0_plain`] (a product, so in either order).
 pub fn q8_0(src: &[u8], dst: &mut [f32]) {
-    for (b, y) in src.as_chunks::<34>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+    q8::<34, 2>(src, dst)
+}
+
+/// Q8_1: as Q8_0 with a sum after `d`, as [`super::ggml::q8_1_plain`].
+pub fn q8_1(src: &[u8], dst: &mut [f32]) {
+    q8::<36, 4>(src, dst)
+}
+
+/// Blocks of `BYTES` led by an f16 `d`, their 32 `i8` quants at byte `QS`: `q · d`.
+#[inline(always)]
+fn q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
+    for (b, y) in src.as_chunks::<BYTES>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
         let d = f32x4_splat(f16_le(b));
-        put16(y, 0, bytes16(b, 2), d);
-        put16(y, 16, bytes16(b, 18), d);
+        put16(y, 0, bytes16(b, QS), d);
+        put16(y, 16, bytes16(b, QS + 16), d);
+    }
+}
+
+/// Q4_1: `q · d + m` per 32 values, as [`super::ggml::q4_1_plain`].
+pub fn q4_1(src: &[u8], dst: &mut [f32]) {
+    let low4 = u8x16_splat(0x0f);
+    for (b, y) in src.as_chunks::<20>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        let (d, m) = (f32x4_splat(f16_le(b)), f32x4_splat(f16_le(&b[2..])));
+        let q = bytes16(b, 4);
+        put16_plus(y, 0, v128_and(q, low4), d, m);
+        put16_plus(y, 16, u8x16_shr(q, 4), d, m);
+    }
+}
+
+/// The fifth bits of a Q5 block's elements `0..16` and `16..32`, worth 16 each, from its
+/// little-endian 32-bit `qh` at `b[at..at + 4]`: bit `j` of `qh` belongs to element `j`.
+#[inline(always)]
+fn q5_high<const B: usize>(b: &[u8; B], at: usize) -> (v128, v128) {
+    let qh = u32x4_splat(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]));
+    // Lane j of the first vector holds qh's byte j / 8, of the second byte 2 + j / 8.
+    let low = u8x16_swizzle(qh, u8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    let high = u8x16_swizzle(qh, u8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    let bit = u8x16(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
+    let sixteen = u8x16_splat(16);
+    let set = |v: v128| v128_and(v128_not(i8x16_eq(v128_and(v, bit), u8x16_splat(0))), sixteen);
+    (set(low), set(high))
+}
+
+/// Q5_0: `(q − 16) · d` per 32 values, `q` a nibble and a fifth bit, as
+/// [`super::ggml::q5_0_plain`] (a product, so in either order).
+pub fn q5_0(src: &[u8], dst: &mut [f32]) {
+    let (low4, sixteen) = (u8x16_splat(0x0f), i8x16_splat(16));
+    for (b, y) in src.as_chunks::<22>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        let d = f32x4_splat(f16_le(b));
+        let (h0, h1) = q5_high(b, 2);
+        let q = bytes16(b, 6);
+        put16(y, 0, i8x16_sub(v128_or(v128_and(q, low4), h0), sixteen), d);
+        put16(y, 16, i8x16_sub(v128_or(u8x16_shr(q, 4), h1), sixteen), d);
+    }
+}
+
+/// Q5_1: `q · d + m` per 32 values, `q` a nibble and a fifth bit, as [`super::ggml::q5_1_plain`].
+pub fn q5_1(src: &[u8], dst: &mut [f32]) {
+    let low4 = u8x16_splat(0x0f);
+    for (b, y) in src.as_chunks::<24>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        let (d, m) = (f32x4_splat(f16_le(b)), f32x4_splat(f16_le(&b[2..])));
+        let (h0, h1) = q5_high(b, 4);
+        let q = bytes16(b, 8);
+        put16_plus(y, 0, v128_or(v128_and(q, low4), h0), d, m);
+        put16_plus(y, 16, v128_or(u8x16_shr(q, 4), h1), d, m);
     }
 }
 
