@@ -162,8 +162,9 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
             (x >> 24) as u8
         })
         .collect();
-    let cases: [(&str, _, DecodeFn); 14] = [
+    let cases: [(&str, _, DecodeFn); 15] = [
         ("Q6_K", Q6_K, q6_k_plain),
+        ("NVFP4", NVFP4, nvfp4_plain),
         ("Q4_1", Q4_1, q4_1_plain),
         ("Q5_0", Q5_0, q5_0_plain),
         ("Q5_1", Q5_1, q5_1_plain),

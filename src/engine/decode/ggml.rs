@@ -589,18 +589,10 @@ pub(super) fn ue4m3_half(x: u8) -> f32 {
 pub const NVFP4: BlockCodec = BlockCodec {
     block_elems: 64,
     block_bytes: 36,
-    decode: |src, dst| {
-        blocks::<36, 64>(src, dst, |b, y| {
-            for s in 0..4 {
-                let d = ue4m3_half(b[s]);
-                let qs = &b[4 + s * 8..4 + s * 8 + 8];
-                for j in 0..8 {
-                    y[s * 16 + j] = f32::from(FP4_DOUBLED[(qs[j] & 0x0f) as usize]) * d;
-                    y[s * 16 + j + 8] = f32::from(FP4_DOUBLED[(qs[j] >> 4) as usize]) * d;
-                }
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: nvfp4_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::nvfp4,
     scales: Some(|src, out| {
         for b in src.chunks_exact(36) {
             out.extend(b[..4].iter().map(|&x| 2.0 * ue4m3_half(x)));
@@ -609,6 +601,20 @@ pub const NVFP4: BlockCodec = BlockCodec {
     groups: None,
     nonfinite: None,
 };
+
+/// [`NVFP4`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn nvfp4_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<36, 64>(src, dst, |b, y| {
+        for s in 0..4 {
+            let d = ue4m3_half(b[s]);
+            let qs = &b[4 + s * 8..4 + s * 8 + 8];
+            for j in 0..8 {
+                y[s * 16 + j] = f32::from(FP4_DOUBLED[(qs[j] & 0x0f) as usize]) * d;
+                y[s * 16 + j + 8] = f32::from(FP4_DOUBLED[(qs[j] >> 4) as usize]) * d;
+            }
+        }
+    })
+}
 
 /// `d: f16, qs: [u8; 16]`: one sign bit per value, `±d`.
 pub const Q1_0: BlockCodec = BlockCodec {

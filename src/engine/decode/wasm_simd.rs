@@ -1,10 +1,10 @@
 //! Decoders in explicit 128-bit vectors for the wasm bundle, where its size-optimised build
 //! leaves the plain loop scalar and slow: the K-quants (Q2_K to Q6_K), the legacy formats
-//! (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1) and the 4-bit ones with one scale per 32 values (MXFP4,
-//! IQ4_NL, IQ4_XS): decode alone 2-5x faster than plain at opt-level "z". Each does its plain
-//! twin's `f32` operations on the same operands (exact conversions, then one product and, where
-//! the format has an offset, one sum or difference), so every value is the same bit for bit;
-//! `tests/web.rs` holds them to it.
+//! (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1) and the 4-bit ones with a scale per 16 or 32 values
+//! (MXFP4, NVFP4, IQ4_NL, IQ4_XS): decode alone 2-5x faster than plain at opt-level "z". Each
+//! does its plain twin's `f32` operations on the same operands (exact conversions, then one
+//! product and, where the format has an offset, one sum or difference), so every value is the
+//! same bit for bit; `tests/web.rs` holds them to it.
 
 use core::arch::wasm32::*;
 
@@ -105,6 +105,25 @@ pub fn mxfp4(src: &[u8], dst: &mut [f32]) {
     let fp4 = levels(super::ggml::FP4_DOUBLED);
     for (b, y) in src.as_chunks::<17>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
         nibbles32(b, 1, y, 0, fp4, f32x4_splat(super::ggml::e8m0_half(b[0])));
+    }
+}
+
+/// NVFP4: `fp4 · d` per 16 values, `d` an unsigned E4M3 scale, as [`super::ggml::nvfp4_plain`]
+/// (a product, so in either order).
+pub fn nvfp4(src: &[u8], dst: &mut [f32]) {
+    let (fp4, low4) = (levels(super::ggml::FP4_DOUBLED), u8x16_splat(0x0f));
+    for (b, y) in src.as_chunks::<36>().0.iter().zip(dst.as_chunks_mut::<64>().0) {
+        for pair in 0..2 {
+            // Sub-blocks 2·pair and 2·pair + 1: eight bytes each, low nibbles first.
+            let q = bytes16(b, 4 + 16 * pair);
+            let (lo, hi) = (v128_and(q, low4), u8x16_shr(q, 4));
+            let first = i8x16_shuffle::<0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23>(lo, hi);
+            let second = i8x16_shuffle::<8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31>(lo, hi);
+            for (k, codes) in [first, second].into_iter().enumerate() {
+                let s = 2 * pair + k;
+                put16(y, 16 * s, i8x16_swizzle(fp4, codes), f32x4_splat(super::ggml::ue4m3_half(b[s])));
+            }
+        }
     }
 }
 
