@@ -346,9 +346,18 @@ pub fn q3_k_plain(src: &[u8], dst: &mut [f32]) {
     })
 }
 
+/// `(d·sc, dmin·m)` of sub-blocks `2·chunk` and `2·chunk + 1` of a Q4_K or Q5_K block (`sc`: its
+/// 12 packed scale bytes): their values are `d·sc · q − dmin·m`.
+#[inline(always)]
+pub(super) fn k_chunk_scales(d: f32, min: f32, sc: &[u8], chunk: usize) -> [(f32, f32); 2] {
+    let (s1, m1) = scale_min_k4(2 * chunk, sc);
+    let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
+    [(d * s1 as f32, min * m1 as f32), (d * s2 as f32, min * m2 as f32)]
+}
+
 /// Scale and min `j` (6 bits each) of the 12 packed bytes of Q4_K and Q5_K.
 #[inline(always)]
-pub(super) fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     if j < 4 {
         (q[j] & 63, q[j + 4] & 63)
     } else {
@@ -376,10 +385,7 @@ pub fn q4_k_plain(src: &[u8], dst: &mut [f32]) {
         let (sc, qs) = (&b[4..16], &b[16..144]);
         for chunk in 0..4 {
             let q = &qs[chunk * 32..chunk * 32 + 32];
-            let (s1, m1) = scale_min_k4(2 * chunk, sc);
-            let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
-            let (d1, m1) = (d * s1 as f32, min * m1 as f32);
-            let (d2, m2) = (d * s2 as f32, min * m2 as f32);
+            let [(d1, m1), (d2, m2)] = k_chunk_scales(d, min, sc, chunk);
             let out = &mut y[chunk * 64..chunk * 64 + 64];
             for l in 0..32 {
                 out[l] = d1 * (q[l] & 0x0f) as f32 - m1;
@@ -410,10 +416,7 @@ pub fn q5_k_plain(src: &[u8], dst: &mut [f32]) {
         for chunk in 0..4 {
             let q = &qs[chunk * 32..chunk * 32 + 32];
             let (u1, u2) = (1u8 << (2 * chunk), 2u8 << (2 * chunk));
-            let (s1, m1) = scale_min_k4(2 * chunk, sc);
-            let (s2, m2) = scale_min_k4(2 * chunk + 1, sc);
-            let (d1, m1) = (d * s1 as f32, min * m1 as f32);
-            let (d2, m2) = (d * s2 as f32, min * m2 as f32);
+            let [(d1, m1), (d2, m2)] = k_chunk_scales(d, min, sc, chunk);
             let out = &mut y[chunk * 64..chunk * 64 + 64];
             for l in 0..32 {
                 let h1 = if qh[l] & u1 != 0 { 16 } else { 0 };

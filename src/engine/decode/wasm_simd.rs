@@ -227,10 +227,8 @@ pub fn q4_k(src: &[u8], dst: &mut [f32]) {
         let (d, min) = (f16_le(b), f16_le(&b[2..]));
         let sc = &b[4..16];
         for chunk in 0..4 {
-            let (s1, m1) = super::ggml::scale_min_k4(2 * chunk, sc);
-            let (s2, m2) = super::ggml::scale_min_k4(2 * chunk + 1, sc);
-            let (d1, m1) = (f32x4_splat(d * s1 as f32), f32x4_splat(min * m1 as f32));
-            let (d2, m2) = (f32x4_splat(d * s2 as f32), f32x4_splat(min * m2 as f32));
+            let [(d1, m1), (d2, m2)] = super::ggml::k_chunk_scales(d, min, sc, chunk);
+            let (d1, m1, d2, m2) = (f32x4_splat(d1), f32x4_splat(m1), f32x4_splat(d2), f32x4_splat(m2));
             for part in 0..2 {
                 let q = bytes16(b, 16 + chunk * 32 + part * 16);
                 put16_less(y, chunk * 64 + part * 16, v128_and(q, low4), d1, m1);
@@ -292,10 +290,8 @@ pub fn q5_k(src: &[u8], dst: &mut [f32]) {
         let (d, min) = (f16_le(b), f16_le(&b[2..]));
         let sc = &b[4..16];
         for chunk in 0..4 {
-            let (s1, m1) = super::ggml::scale_min_k4(2 * chunk, sc);
-            let (s2, m2) = super::ggml::scale_min_k4(2 * chunk + 1, sc);
-            let (d1, m1) = (f32x4_splat(d * s1 as f32), f32x4_splat(min * m1 as f32));
-            let (d2, m2) = (f32x4_splat(d * s2 as f32), f32x4_splat(min * m2 as f32));
+            let [(d1, m1), (d2, m2)] = super::ggml::k_chunk_scales(d, min, sc, chunk);
+            let (d1, m1, d2, m2) = (f32x4_splat(d1), f32x4_splat(m1), f32x4_splat(d2), f32x4_splat(m2));
             let shift = 2 * chunk as u32;
             for part in 0..2 {
                 let q = bytes16(b, 48 + chunk * 32 + part * 16);
