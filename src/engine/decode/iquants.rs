@@ -314,13 +314,17 @@ fn iq4_nl_block(b: &[u8; IQ4_NL_BYTES], y: &mut [f32; QK4_NL]) {
 /// values 16 bytes laid out like IQ4_NL. `dl = d * (scale - 32)`.
 fn iq4_xs_block(b: &[u8; IQ4_XS_BYTES], y: &mut [f32; QK_K]) {
     let d = f16_le(b);
-    let scales_h = u16_at(b, 2);
-    let (scales_l, qs) = (&b[4..8], &b[8..]);
-    for (ib, (q, y)) in qs.chunks_exact(16).zip(y.chunks_exact_mut(32)).enumerate() {
-        let high = (scales_h >> (2 * ib) & 3) as u8;
-        let scale = nibble(scales_l, ib) | high << 4;
-        let dl = d * f32::from(i16::from(scale) - 32);
+    for (ib, (q, y)) in b[8..].chunks_exact(16).zip(y.chunks_exact_mut(32)).enumerate() {
         let (lo, hi) = y.split_at_mut(16);
-        iq4_values(dl, q, lo, hi);
+        iq4_values(iq4_xs_scale(b, d, ib), q, lo, hi);
     }
+}
+
+/// `dl = d · (scale − 32)` of sub-block `ib` (0..8) of IQ4_XS block `b`: its 6-bit scale is a
+/// nibble of `scales_l` (bytes 4..8) and two bits of the u16 `scales_h` (bytes 2..4).
+#[inline(always)]
+pub(super) fn iq4_xs_scale(b: &[u8; IQ4_XS_BYTES], d: f32, ib: usize) -> f32 {
+    let high = (u16_at(b, 2) >> (2 * ib) & 3) as u8;
+    let scale = nibble(&b[4..8], ib) | high << 4;
+    d * f32::from(i16::from(scale) - 32)
 }

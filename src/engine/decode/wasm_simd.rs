@@ -140,11 +140,8 @@ pub fn iq4_xs(src: &[u8], dst: &mut [f32]) {
     let iq4 = levels(super::iq_tables::KVALUES_IQ4NL);
     for (b, y) in src.as_chunks::<136>().0.iter().zip(dst.as_chunks_mut::<256>().0) {
         let d = f16_le(b);
-        let scales_h = u16::from_le_bytes([b[2], b[3]]);
         for ib in 0..8 {
-            let high = (scales_h >> (2 * ib) & 3) as u8;
-            let scale = (b[4 + ib / 2] >> (4 * (ib % 2)) & 0xF) | high << 4;
-            let dl = d * f32::from(i16::from(scale) - 32);
+            let dl = super::iquants::iq4_xs_scale(b, d, ib);
             nibbles32(b, 8 + 16 * ib, y, 32 * ib, iq4, f32x4_splat(dl));
         }
     }
