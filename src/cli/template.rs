@@ -9,9 +9,10 @@ use super::args::Args;
 use super::source::run_on;
 use super::text::escape;
 use crate::engine::model::Checkpoint;
-use crate::engine::template::{rules, scan, templates, Hit};
+use crate::engine::template::{scan, templates, Hit};
 use crate::engine::template_render::render_sample;
 use crate::engine::tokens::{self, join, page_job, specials};
+use crate::engine::viewer::severity_name;
 
 #[derive(Serialize)]
 struct HitJson<'a> {
@@ -76,8 +77,8 @@ fn build(args: &Args, cp: &Checkpoint, out: &mut Vec<u8>) -> Result<(), String> 
             writeln!(out, "  {:>width$} | {}", i + 1, escape(l)).map_err(io)?;
         }
         for h in hits {
-            let severity = if h.code == rules::HIDDEN_CHARACTERS { "warning" } else { "error  " };
-            writeln!(out, "  {severity}  {}  line {}: {}", h.code, h.line, escape(&h.construct)).map_err(io)?;
+            let severity = severity_name(h.severity());
+            writeln!(out, "  {severity:<7}  {}  line {}: {}", h.code, h.line, escape(&h.construct)).map_err(io)?;
         }
         match r {
             Ok(text) => {

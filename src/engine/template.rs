@@ -5,7 +5,7 @@
 
 use serde_json::Value as Json;
 
-use super::findings::Finding;
+use super::findings::{Finding, Severity};
 use super::hidden_text::is_hidden;
 use super::model::{Checkpoint, MetaValue};
 
@@ -119,6 +119,17 @@ pub struct Hit {
     pub code: &'static str,
     pub construct: String,
     pub line: usize,
+}
+
+impl Hit {
+    /// How much it matters: hidden characters are a warning, constructs that may run code errors.
+    pub fn severity(&self) -> Severity {
+        if self.code == rules::HIDDEN_CHARACTERS {
+            Severity::Warning
+        } else {
+            Severity::Error
+        }
+    }
 }
 
 /// Most risky constructs listed per template: a damaged or hostile one can hold millions.
@@ -253,7 +264,7 @@ pub fn findings(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
     for t in templates(cp) {
         for h in scan(&t.text) {
-            if h.code == rules::HIDDEN_CHARACTERS {
+            if h.severity() == Severity::Warning {
                 out.push(Finding::warning(
                     h.code,
                     format!(

@@ -11,8 +11,9 @@ use super::search_box::SearchBox;
 use super::state::AppState;
 use crate::engine::hidden_text::reveal;
 use crate::engine::model::Checkpoint;
-use crate::engine::template::{rules, scan, templates};
+use crate::engine::template::{scan, templates};
 use crate::engine::tokens::{details_job, find_job, join, join_found, page_job, specials, tokenizer, visible, Token};
+use crate::engine::viewer::severity_name;
 use crate::io::{run, Cancel};
 
 /// Height of one token row, in CSS pixels.
@@ -217,7 +218,7 @@ fn TemplatesView(cp: Arc<Checkpoint>) -> impl IntoView {
             let hits = scan(&t.text)
                 .into_iter()
                 .map(|h| {
-                    let class = if h.code == rules::HIDDEN_CHARACTERS { "sev-warning" } else { "sev-error" };
+                    let class = format!("sev-{}", severity_name(h.severity()));
                     view! {
                         <li class=class data-testid="template-finding">
                             {format!("{} line {}: {}", h.code, h.line, h.construct)}
