@@ -76,10 +76,6 @@ pub fn DiffPanel() -> impl IntoView {
         let h = header.get();
         settled.get().filter(|(from, _)| of_current(from, &h)).map(|(_, s)| s).or(h)
     };
-    let base_untracked = move || {
-        let h = header.get_untracked();
-        settled.get_untracked().filter(|(from, _)| of_current(from, &h)).map(|(_, s)| s).or(h)
-    };
     let compared_now = move || {
         let h = header.get();
         compared.get().filter(|c| of_current(&c.from, &h))
@@ -123,7 +119,7 @@ pub fn DiffPanel() -> impl IntoView {
         }
     };
     let run = move |values: Values| {
-        let (Some(a), Some(b), Some(d)) = (state.cp.get_untracked(), state.vs.get_untracked(), base_untracked()) else {
+        let (Some(a), Some(b), Some(d)) = (state.cp.get_untracked(), state.vs.get_untracked(), untrack(base)) else {
             return;
         };
         let Some(from) = header.get_untracked() else { return };
