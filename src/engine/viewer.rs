@@ -101,6 +101,31 @@ pub fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// `search` (a URL's query, with or without `?`) with every `key` parameter replaced by one
+/// `key=VALUE` per value (percent-encoded), where the first `key` stood or else at the end; the
+/// other parameters keep their text and order. Empty when no parameter is left, else with `?`.
+pub fn with_query_values(search: &str, key: &str, values: &[String]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut placed = false;
+    let ours = values.iter().map(|v| format!("{key}={}", percent_encode(v)));
+    for kv in search.trim_start_matches('?').split('&').filter(|kv| !kv.is_empty()) {
+        if kv.split('=').next() != Some(key) {
+            out.push(kv.to_owned());
+        } else if !placed {
+            out.extend(ours.clone());
+            placed = true;
+        }
+    }
+    if !placed {
+        out.extend(ours);
+    }
+    if out.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", out.join("&"))
+    }
+}
+
 /// An element range typed as `A:B` (or `A..B`, `A-B`), end exclusive.
 pub fn parse_range(s: &str) -> Option<(u64, u64)> {
     let s = s.trim();
@@ -227,6 +252,24 @@ pub fn npy_file_name(tensor: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_values_are_replaced_in_place_and_the_rest_kept() {
+        let urls = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // A new URL replaces both old ones where the first stood; embed and vs keep their text.
+        assert_eq!(
+            with_query_values("?embed&url=a&vs=x%20y&url=b", "url", &urls(&["https://h/m?x=1&y"])),
+            "?embed&url=https%3A%2F%2Fh%2Fm%3Fx%3D1%26y&vs=x%20y"
+        );
+        // No values: the key goes; nothing left: no `?` at all.
+        assert_eq!(with_query_values("?url=a&sample=s", "url", &[]), "?sample=s");
+        assert_eq!(with_query_values("?url=a", "url", &[]), "");
+        assert_eq!(with_query_values("", "url", &[]), "");
+        // A key only prefixing another (`urls`) is not it; new values go at the end.
+        assert_eq!(with_query_values("urls=1", "url", &urls(&["a", "b"])), "?urls=1&url=a&url=b");
+        // A bare key (no `=`) is replaced too.
+        assert_eq!(with_query_values("?sample&embed", "sample", &urls(&["q 1"])), "?sample=q%201&embed");
+    }
 
     fn group(layer: Option<u64>, rows: Vec<usize>) -> Group {
         Group { layer, rows, params: 0, bytes: 0 }

@@ -113,16 +113,12 @@ pub fn has_query(key: &str) -> bool {
     search.trim_start_matches('?').split('&').any(|kv| kv.split('=').next() == Some(key))
 }
 
-/// Replace the page's query with `?url=…` for each of `urls` (keeping `embed`), so the view can be
-/// shared or reloaded; no query when `urls` is empty.
-pub fn set_query_urls(urls: &[String]) {
+/// Make query parameter `key` of the page's URL `values` (none: drop it), keeping every other
+/// parameter (`embed`, `vs`, …) and the hash, so the address bar can be shared or reloaded.
+pub fn set_query(key: &str, values: &[String]) {
     let Ok(w) = window() else { return };
-    let mut q: Vec<String> = urls.iter().map(|u| format!("url={}", crate::engine::viewer::percent_encode(u))).collect();
-    if has_query("embed") {
-        q.insert(0, "embed".into());
-    }
     let l = w.location();
-    let query = if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) };
+    let query = crate::engine::viewer::with_query_values(&l.search().unwrap_or_default(), key, values);
     let url = format!("{}{query}{}", l.pathname().unwrap_or_default(), l.hash().unwrap_or_default());
     if let Ok(h) = w.history() {
         let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));

@@ -304,6 +304,13 @@ pub fn DiffPanel() -> impl IntoView {
                     prop:value=move || url_text.get() on:input=move |ev| url_text.set(event_target_value(&ev)) />
                 <button data-testid="vs-open" on:click=open_url>"Open URL"</button>
             </div>
+            {move || state.vs_loading.get().map(|p| view! {
+                <div class="job" data-testid="vs-loading">
+                    {format!("Reading B's headers: {} of {} files, {} read", p.files_done, p.files, human_bytes(p.bytes_read))}
+                    <ProgressBar done=Signal::derive(move || p.files_done as u64) total=Signal::derive(move || p.files.max(1) as u64) />
+                    <button type="button" data-testid="vs-cancel" on:click=move |_| state.cancel_vs()>"Cancel"</button>
+                </div>
+            })}
             <Show when=move || state.vs.with(Option::is_some)>
                 <p>"B: "<span data-testid="vs-source">{move || state.vs_label.get()}</span></p>
                 <div class="row">

@@ -55,7 +55,6 @@ pub fn DropZone() -> impl IntoView {
     let open_url = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let urls: Vec<String> = url_text.get_untracked().split_whitespace().map(str::to_owned).collect();
-        crate::io::browser::set_query_urls(&urls);
         state.open_urls(urls);
     };
     view! {

@@ -99,6 +99,13 @@ async fn digest_of(cp: &Checkpoint, wanted: impl Fn() -> bool) -> Option<Digest>
     wanted().then_some(d)
 }
 
+/// What the address bar names once an open is shown (`?url=`, `?sample=`); neither for local files.
+#[derive(Default)]
+struct Address {
+    urls: Vec<String>,
+    sample: Option<String>,
+}
+
 /// Everything the components share.
 #[derive(Clone, Copy)]
 pub struct AppState {
@@ -122,6 +129,9 @@ pub struct AppState {
     pub vs: RwSignal<Option<Arc<Checkpoint>>>,
     pub vs_label: RwSignal<String>,
     pub vs_sources: StoredValue<Vec<Source>, LocalStorage>,
+    /// The progress of the open of B under way.
+    pub vs_loading: RwSignal<Option<OpenProgress>>,
+    vs_cancel: StoredValue<Cancel, LocalStorage>,
     open_cancel: StoredValue<Cancel, LocalStorage>,
     /// Counts opens: the result of an open that is no longer the newest is dropped.
     generation: StoredValue<u64>,
@@ -145,6 +155,8 @@ impl AppState {
             vs: RwSignal::new(None),
             vs_label: RwSignal::new(String::new()),
             vs_sources: StoredValue::new_local(Vec::new()),
+            vs_loading: RwSignal::new(None),
+            vs_cancel: StoredValue::new_local(Cancel::new()),
             open_cancel: StoredValue::new_local(Cancel::new()),
             generation: StoredValue::new(0),
             shown: StoredValue::new(0),
@@ -184,7 +196,9 @@ impl AppState {
     }
 
     /// Show open number `generation`'s checkpoint, once its digest is computed (unless a newer
-    /// open began meanwhile); `transferred`: its network bytes and requests (None: local).
+    /// open began meanwhile); `transferred`: its network bytes and requests (None: local). Only
+    /// then does the address bar name it: an open that fails or is cancelled leaves the
+    /// address of what is still shown.
     async fn opened(
         self,
         generation: u64,
@@ -192,9 +206,12 @@ impl AppState {
         sources: Vec<Source>,
         label: String,
         transferred: Option<(u64, u64)>,
+        address: Address,
     ) {
         let Some(digest) = digest_of(&cp, || self.is_current(generation)).await else { return };
         self.shown.set_value(generation);
+        browser::set_query("url", &address.urls);
+        browser::set_query("sample", address.sample.as_slice());
         self.transferred.set(transferred);
         self.sources.set_value(sources);
         self.selected.set(None);
@@ -208,10 +225,10 @@ impl AppState {
     /// Open `inputs` (replacing what is open) in the background. Local files: no network at all.
     pub fn open(self, inputs: Vec<Input>, label: String) {
         let (cancel, generation) = self.start_open();
-        self.open_now(inputs, label, cancel, generation);
+        self.open_now(inputs, label, Address::default(), cancel, generation);
     }
 
-    fn open_now(self, mut inputs: Vec<Input>, label: String, cancel: Cancel, generation: u64) {
+    fn open_now(self, mut inputs: Vec<Input>, label: String, address: Address, cancel: Cancel, generation: u64) {
         if inputs.is_empty() {
             self.loading.set(None);
             self.error.set(Some("nothing to open: no files were given".into()));
@@ -231,7 +248,7 @@ impl AppState {
                 return;
             }
             match result {
-                Ok((cp, sources)) => self.opened(generation, cp, sources, label, None).await,
+                Ok((cp, sources)) => self.opened(generation, cp, sources, label, None, address).await,
                 Err(RunError::Cancelled) => {}
                 Err(e) => {
                     self.loading.set(None);
@@ -285,7 +302,8 @@ impl AppState {
                         _ => format!("{} URLs ({} files)", urls.len(), sources.len()),
                     };
                     let transferred = Some((meter.bytes(), meter.requests()));
-                    self.opened(generation, cp, sources, label, transferred).await;
+                    let address = Address { urls, sample: None };
+                    self.opened(generation, cp, sources, label, transferred, address).await;
                 }
                 Err(RunError::Cancelled) => {}
                 Err(e) => {
@@ -300,21 +318,33 @@ impl AppState {
         });
     }
 
-    /// Open the checkpoint to compare with: local files (no network), or URLs (only header
-    /// ranges fetched).
+    /// Open the checkpoint to compare with (B, replacing the open of B under way): local files
+    /// (no network), or URLs (only header ranges fetched). Until it is shown, the B before stays.
     pub fn open_vs(self, inputs: Vec<Input>, urls: Vec<String>, label: String) {
+        self.vs_cancel.with_value(Cancel::cancel);
+        let cancel = Cancel::new();
+        self.vs_cancel.set_value(cancel.clone());
         self.error.set(None);
+        self.vs_loading.set(Some(OpenProgress::default()));
         spawn_local(async move {
-            let cancel = Cancel::new();
+            let progress = |p| {
+                if !cancel.is_cancelled() {
+                    self.vs_loading.set(Some(p))
+                }
+            };
             let result = if urls.is_empty() {
                 let mut inputs = inputs;
                 crate::engine::sort::sort_by(&mut inputs, |a, b| a.path.cmp(&b.path));
                 let files: Vec<(String, Source)> =
                     inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
-                open_sources(&files, &cancel, |_| {}).await
+                open_sources(&files, &cancel, progress).await
             } else {
-                open_urls(&urls, &Meter::default(), &cancel, |_| {}).await
+                open_urls(&urls, &Meter::default(), &cancel, progress).await
             };
+            if cancel.is_cancelled() {
+                return;
+            }
+            self.vs_loading.set(None);
             match result {
                 Ok((cp, sources)) => {
                     self.vs_sources.set_value(sources);
@@ -324,6 +354,12 @@ impl AppState {
                 Err(e) => self.error.set(Some(format!("could not open the checkpoint to compare with: {e}"))),
             }
         });
+    }
+
+    /// Stop the open of B under way (its requests are aborted); the B shown before stays.
+    pub fn cancel_vs(self) {
+        self.vs_cancel.with_value(Cancel::cancel);
+        self.vs_loading.set(None);
     }
 
     /// Open one of the built-in samples.
@@ -343,7 +379,10 @@ impl AppState {
                 }
             }
             if self.is_current(generation) {
-                self.open_now(inputs, format!("sample: {}", sample.label), cancel, generation);
+                // The default sample is what the bare page shows: it needs no `?sample=`.
+                let named = (sample != SAMPLES[0]).then(|| sample.files[0].to_owned());
+                let address = Address { urls: Vec::new(), sample: named };
+                self.open_now(inputs, format!("sample: {}", sample.label), address, cancel, generation);
             }
         });
     }

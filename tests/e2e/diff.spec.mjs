@@ -88,7 +88,45 @@ test('?url= and ?vs= open both sides; a checkpoint against itself is the same', 
   await page.locator('[data-testid=diff-values]').click();
   await page.waitForFunction(() => Number(document.querySelector('[data-testid=diff-summary]')?.dataset.workers) >= 1);
   assert.match(await page.locator('[data-testid=diff-summary]').textContent(), /^37 same, 0 changed, 0 only in A, 0 only in B; 0 metadata/);
+  // Both stay in the address bar once shown.
+  assert.equal(new URL(page.url()).search, `?url=${sample}&vs=${sample}`);
   assert.deepEqual(s.browser.errors, []);
+});
+
+test('opening B shows its progress and can be cancelled; a newer B is never replaced by an older one', async () => {
+  const { page } = s.browser;
+  const tmp = tempDir();
+  fs.cpSync(fixture('sharded'), path.join(tmp.dir, 'sharded'), { recursive: true });
+  // Every response held back 150 ms: the index, then its shards, take a while.
+  const slow = await startServer({ root: tmp.dir, port: 0, cors: true, delay: 150 });
+  try {
+    const v = new Viewer(page, s.srv.url);
+    await v.open();
+    await v.tab('diff');
+    const index = slow.url + 'sharded/model.safetensors.index.json';
+    await page.locator('[data-testid=vs-url]').fill(index);
+    await page.locator('[data-testid=vs-open]').click();
+    await page.locator('[data-testid=vs-loading]').waitFor();
+    await page.locator('[data-testid=vs-cancel]').click();
+    await page.locator('[data-testid=vs-loading]').waitFor({ state: 'detached' });
+    const asked = slow.requests.length;
+    await page.waitForTimeout(1000);
+    assert.equal(slow.requests.length, asked, 'no request after the cancel');
+    assert.equal(await page.locator('[data-testid=vs-source]').count(), 0);
+    assert.equal(await page.locator('[data-testid=error]').count(), 0);
+    // A slow B, then a local one before it finishes: the local one is B, and stays B.
+    await page.locator('[data-testid=vs-open]').click();
+    await page.locator('[data-testid=vs-loading]').waitFor();
+    await v.pick(fixture('gguf_v3_le.gguf'), 'vs-files');
+    await page.waitForFunction(() => document.querySelector('[data-testid=vs-source]')?.textContent === 'gguf_v3_le.gguf');
+    await page.waitForTimeout(1500);
+    assert.equal(await page.locator('[data-testid=vs-source]').textContent(), 'gguf_v3_le.gguf');
+    assert.equal(await page.locator('[data-testid=vs-loading]').count(), 0);
+    assert.deepEqual(s.browser.errors, []);
+  } finally {
+    await slow.close();
+    tmp.cleanup();
+  }
 });
 
 test('files dropped on the Compare tab open as B, not as a new A', async () => {

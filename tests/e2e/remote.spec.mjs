@@ -132,7 +132,36 @@ test('an open under way can be cancelled: its requests stop and what was shown s
   assert.equal(await v.text('source'), shown);
   assert.equal(await page.locator('[data-testid=error]').count(), 0);
   assert.equal(await v.text('summary-tensors'), '37');
+  // The address bar still names what is shown, not the cancelled URL.
+  assert.equal(new URL(page.url()).search, '?sample=gguf_v3_le.gguf');
   assert.deepEqual(browser.errors, []);
+});
+
+test('the address bar names what is shown: not a URL that failed, nor one a local file replaced', async () => {
+  const { page } = browser;
+  const v = new Viewer(page, app.url);
+  const good = files.url + 'gguf_v3_le.gguf';
+  const vs = `vs=${encodeURIComponent(good)}`;
+  await v.open(`?url=${encodeURIComponent(good)}&${vs}#tensor=blk.0.attn_q.weight`);
+  const shown = new URL(page.url());
+  assert.equal(shown.searchParams.getAll('url').join(' '), good);
+  // A URL that fails to open leaves the address of the checkpoint still shown.
+  await page.locator('[data-testid=url-input]').fill(files.url + 'no-such.gguf');
+  await page.locator('[data-testid=url-open]').click();
+  await page.locator('[data-testid=error]').waitFor();
+  assert.equal(await v.text('source'), good);
+  assert.equal(page.url(), shown.href);
+  // A local file replaces it: no `?url=` to reopen the remote one on reload; `vs` stays.
+  await v.pick(fixture('gguf_v3_le.gguf'));
+  await v.waitLoaded('gguf_v3_le.gguf');
+  assert.equal(new URL(page.url()).search, `?${vs}`);
+  // A built-in sample that is not the default is named by `?sample=`, replacing nothing else.
+  await page.locator('[data-testid=sample]', { hasText: 'gguf_all_types' }).click();
+  await v.waitLoaded('sample: gguf_all_types.gguf');
+  assert.equal(new URL(page.url()).search, `?${vs}&sample=gguf_all_types.gguf`);
+  await page.reload();
+  await v.waitLoaded('sample: gguf_all_types.gguf');
+  browser.errors.length = 0;
 });
 
 test('redirects are followed, as from a Hub resolve URL to its storage', async () => {
