@@ -319,7 +319,8 @@ impl AppState {
     }
 
     /// Open the checkpoint to compare with (B, replacing the open of B under way): local files
-    /// (no network), or URLs (only header ranges fetched). Until it is shown, the B before stays.
+    /// (no network), or URLs (only header ranges fetched). Until it is shown, the B before stays;
+    /// once shown, `?vs=` names its URLs (none for local files).
     pub fn open_vs(self, inputs: Vec<Input>, urls: Vec<String>, label: String) {
         self.vs_cancel.with_value(Cancel::cancel);
         let cancel = Cancel::new();
@@ -347,6 +348,7 @@ impl AppState {
             self.vs_loading.set(None);
             match result {
                 Ok((cp, sources)) => {
+                    browser::set_query("vs", &urls);
                     self.vs_sources.set_value(sources);
                     self.vs_label.set(label);
                     self.vs.set(Some(Arc::new(cp)));

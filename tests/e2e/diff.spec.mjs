@@ -122,6 +122,13 @@ test('opening B shows its progress and can be cancelled; a newer B is never repl
     await page.waitForTimeout(1500);
     assert.equal(await page.locator('[data-testid=vs-source]').textContent(), 'gguf_v3_le.gguf');
     assert.equal(await page.locator('[data-testid=vs-loading]').count(), 0);
+    // The address bar names B once shown: a local B, no `?vs=`; a B by URL, its URL.
+    assert.equal(new URL(page.url()).search, '?sample=gguf_v3_le.gguf');
+    const sample = new URL('samples/gguf_v3_le.gguf', s.srv.url).href;
+    await page.locator('[data-testid=vs-url]').fill(sample);
+    await page.locator('[data-testid=vs-open]').click();
+    await page.waitForFunction((u) => document.querySelector('[data-testid=vs-source]')?.textContent === u, sample);
+    assert.equal(new URL(page.url()).search, `?sample=gguf_v3_le.gguf&vs=${encodeURIComponent(sample)}`);
     assert.deepEqual(s.browser.errors, []);
   } finally {
     await slow.close();
