@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use tensorscope::cli::open_paths;
 use tensorscope::engine::adapter::{adapter, scalars_job, Alpha, Flavour};
 use tensorscope::engine::kind::{kind, Kind};
-use tensorscope::engine::model::Checkpoint;
+use tensorscope::engine::model::{Checkpoint, Lost};
 use tensorscope::engine::training::training;
 
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -243,8 +243,34 @@ fn fork_types_are_named_by_their_span_and_never_decoded() {
     assert!(cp.tensors[0].data.is_err(), "not decoded as MXFP4");
     assert!(cp.tensors[1].data.is_ok(), "the next tensor is still readable");
 
+    // An id upstream used and removed (Q4_0_4_4, 32 elements in 18 bytes) is named, and stays an
+    // error: upstream llama.cpp cannot load the file today.
+    let cp = open_one("q4044.gguf", &two_tensors(31, &[64, 4], 160, None));
+    let f = cp.findings.iter().find(|f| f.code == "gguf.fork_type").expect("a fork-type finding");
+    assert!(f.message.contains("Q4_0_4_4 of llama.cpp of July to December 2024"), "{}", f.message);
+    let removed = cp.findings.iter().find(|f| f.code == "gguf.removed_type").expect("still removed");
+    assert_eq!(removed.severity, tensorscope::engine::findings::Severity::Error);
+
     // Rotated weights are said to be rotated.
     let cp = open_one("rot.gguf", &two_tensors(0, &[8, 4], 128, Some(("prism.hadamard.version", 1))));
     let f = cp.findings.iter().find(|f| f.code == "gguf.rotated_weights").expect("a rotation finding");
     assert!(f.message.contains("rotated"), "{}", f.message);
+}
+
+#[test]
+fn a_short_last_tensor_is_one_past_the_end_finding_not_three() {
+    let mut g = Gguf::header(3, 1, 1);
+    g.kv_str("general.architecture", "llama");
+    g.tensor("blk.0.attn_q.weight", &[64, 1], 8, 0);
+    g.pad(32).data(40);
+    let cp = open_one("short.gguf", &g.build());
+    assert_eq!(codes(&cp), ["gguf.data_out_of_bounds"], "{:?}", cp.findings);
+    assert_eq!(cp.tensors[0].data, Err(Lost::PastEnd { end: Some(196), file_len: 168 }));
+
+    // An unknown type's data is not trailing bytes: its size is unknown, not zero.
+    let mut g = Gguf::header(3, 1, 1);
+    g.kv_str("general.architecture", "llama");
+    g.tensor("blk.0.attn_q.weight", &[64, 1], 99, 0);
+    g.pad(32).data(64);
+    assert_eq!(codes(&open_one("unknown.gguf", &g.build())), ["gguf.unknown_type"]);
 }

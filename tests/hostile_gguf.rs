@@ -73,6 +73,9 @@ fn big_endian_files_are_read() {
     let codes: Vec<&str> = h.findings.iter().map(|f| f.code).collect();
     assert_eq!(codes, [rules::BIG_ENDIAN], "read, with a warning that llama.cpp refuses it on little-endian machines");
     assert_eq!(h.findings[0].severity, tensorscope::engine::findings::Severity::Warning);
+    // The decoders read little-endian only: the values are not offered rather than read wrong.
+    let cp = open_one("x.gguf", &g.build());
+    assert_eq!(cp.tensors[0].data, Err(tensorscope::engine::model::Lost::BigEndian));
 }
 
 #[test]
@@ -102,13 +105,44 @@ fn huge_string_and_array_lengths_are_refused() {
 }
 
 #[test]
-fn strings_over_the_limit_are_refused_even_when_the_file_holds_them() {
-    let mut g = Gguf::header(3, 0, 1);
+fn string_values_over_the_limit_are_stepped_over_and_the_rest_is_read() {
+    use tensorscope::engine::range::ByteRange;
+    use tensorscope::engine::step::{Decoder, Step};
     let n = tensorscope::engine::gguf::MAX_STRING_BYTES + 1;
-    g.str(b"k").u32(8).u64(n);
+    let mut g = Gguf::header(3, 1, 3);
+    g.kv_u32("a", 1).str(b"tokenizer.huggingface.json").u32(8).u64(n);
     let mut b = g.build();
+    let string_at = b.len() as u64;
     b.resize(b.len() + n as usize, b'a');
-    has(&b, rules::STRING_TOO_LONG);
+    let mut tail = Gguf::default();
+    tail.kv_u32("c", 2).tensor("w", &[8], 0, 0);
+    b.extend_from_slice(&tail.build());
+    b.resize(b.len().next_multiple_of(32) + 32, 0);
+
+    let cp = open_one("x.gguf", &b);
+    assert_eq!(codes(&cp), [rules::STRING_NOT_KEPT], "{:?}", cp.findings);
+    assert_eq!(cp.findings[0].severity, Severity::Warning);
+    assert!(cp.findings[0].message.contains(&format!("offset {} is a {n}-byte string", string_at - 8)));
+    assert_eq!(cp.meta("tokenizer.huggingface.json"), Some(&MetaValue::Gguf(Value::String(String::new()))));
+    assert_eq!(cp.meta("c"), Some(&MetaValue::Gguf(Value::U32(2))));
+    assert_eq!(cp.tensors.len(), 1);
+    assert!(cp.tensors[0].data.is_ok(), "{:?}", cp.tensors[0].data);
+
+    // The string's bytes are not read: only the header around it.
+    let mut d = tensorscope::engine::open::FileDecoder::new("x.gguf", b.len() as u64);
+    let mut read = 0u64;
+    while let Step::Need(r) = d.step() {
+        let r: ByteRange = r;
+        read += r.len();
+        d.feed(r.start, &b[r.start as usize..r.end as usize]).unwrap();
+    }
+    assert!(read < 1 << 20, "read {read} bytes");
+
+    // Cut anywhere around the length, it parses the same.
+    for cut in string_at - 12..string_at + 2 {
+        let Parsed::Gguf(h) = parse_cut("x.gguf", &b, &[cut]) else { panic!() };
+        assert_eq!(h.tensors.len(), 1, "cut at {cut}");
+    }
 }
 
 #[test]
@@ -186,6 +220,12 @@ fn bad_alignment_is_reported() {
         let cp = has(&g.build(), rules::BAD_ALIGNMENT);
         assert_eq!(cp.findings[0].severity, Severity::Error);
     }
+    // A power of two under 8: llama.cpp takes it, the spec does not.
+    let mut g = Gguf::header(3, 1, 1);
+    g.kv_u32("general.alignment", 4).tensor("t", &[1], 0, 0).pad(4).data(4);
+    let cp = has(&g.build(), rules::BAD_ALIGNMENT);
+    assert_eq!(cp.findings[0].severity, Severity::Warning);
+    assert!(cp.tensors[0].data.is_ok());
     let mut g = Gguf::header(3, 0, 1);
     g.str(b"general.alignment").u32(10).u64(64);
     let cp = has(&g.build(), rules::BAD_ALIGNMENT);
@@ -279,6 +319,31 @@ fn invalid_utf8_and_odd_bools_are_reported() {
     let cp = open_one("x.gguf", &g.build());
     assert_eq!(codes(&cp), vec![rules::INVALID_UTF8, rules::BAD_BOOL]);
     assert_eq!(cp.meta("s"), Some(&MetaValue::Gguf(Value::String("\u{fffd}\u{fffd}".into()))));
+
+    // In arrays too, once per array, with the first offender; items past those kept count.
+    let mut g = Gguf::header(3, 0, 2);
+    g.str(b"tokens").u32(9).u32(8).u64(100);
+    for i in 0..100 {
+        g.str(if i == 7 || i == 90 { b"\xc3" } else { b"ok" });
+    }
+    g.str(b"flags").u32(9).u32(7).u64(3).raw(&[0, 1, 9]);
+    let cp = open_one("x.gguf", &g.build());
+    assert_eq!(codes(&cp), vec![rules::INVALID_UTF8, rules::BAD_BOOL], "{:?}", cp.findings);
+    assert_eq!(
+        cp.findings[0].message,
+        "array at offset 42 holds 2 strings that are not valid UTF-8 (the first is item 7)"
+    );
+    assert!(cp.findings[1].message.ends_with("holds 1 bools that are not 0 or 1 (the first is item 2)"));
+}
+
+#[test]
+fn a_repeated_array_key_is_reported_at_its_start() {
+    let mut g = Gguf::header(3, 0, 2);
+    g.str(b"k").u32(9).u32(4).u64(2).u32(1).u32(2);
+    let second = g.bytes.len();
+    g.str(b"k").u32(9).u32(4).u64(1).u32(3);
+    let cp = has(&g.build(), rules::DUPLICATE_KEY);
+    assert!(cp.findings[0].message.contains(&format!("at offset {second} ")), "{}", cp.findings[0].message);
 }
 
 #[test]

@@ -194,6 +194,39 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
     }
 }
 
+/// The bundle's i-quant decoders (vector steps for IQ1/IQ2/IQ3) give gguf-py's values bit for bit.
+#[wasm_bindgen_test]
+fn iquant_decoders_in_the_bundle_equal_gguf_py_bit_for_bit() {
+    use tensorscope::engine::decode::iquants::*;
+    macro_rules! vectors {
+        ($name:literal) => {
+            (
+                $name,
+                &include_bytes!(concat!("fixtures/quant/", $name, ".blocks"))[..],
+                &include_bytes!(concat!("fixtures/quant/", $name, ".f32"))[..],
+            )
+        };
+    }
+    let cases = [
+        (vectors!("IQ1_S"), IQ1_S),
+        (vectors!("IQ1_M"), IQ1_M),
+        (vectors!("IQ2_XXS"), IQ2_XXS),
+        (vectors!("IQ2_XS"), IQ2_XS),
+        (vectors!("IQ2_S"), IQ2_S),
+        (vectors!("IQ3_XXS"), IQ3_XXS),
+        (vectors!("IQ3_S"), IQ3_S),
+    ];
+    for ((name, blocks, want), codec) in cases {
+        let want: Vec<f32> = want.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        assert_eq!(want.len(), blocks.len() / codec.block_bytes * codec.block_elems, "{name}");
+        let mut got = vec![0f32; want.len()];
+        (codec.decode)(blocks, &mut got);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{name} value {i}: {g} vs {w}");
+        }
+    }
+}
+
 #[wasm_bindgen_test]
 async fn array_items_past_the_kept_ones_are_read_on_demand() {
     let (cp, src) = open("gguf_v3_le.gguf", GGUF).await;

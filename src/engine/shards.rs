@@ -542,7 +542,8 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
     let mut infos = Vec::new();
     for (i, (info, h)) in files.into_iter().enumerate() {
         let data_start = h.data_start;
-        big_endian.push(h.big_endian);
+        let big = h.big_endian;
+        big_endian.push(big);
         tensors.reserve(h.tensors.len());
         for t in h.tensors {
             let dtype = Dtype::Ggml(t.ggml_type);
@@ -556,6 +557,8 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
                 }
                 (_, Some(o), Some(n)) => Extent::check(&dtype, &t.ne, o, n, info.size),
             };
+            // The decoders read little-endian only: a big-endian file's values would come out wrong.
+            let data = data.and_then(|e| if big { Err(Lost::BigEndian) } else { Ok(e) });
             tensors.push(Tensor {
                 name: t.name,
                 dtype,

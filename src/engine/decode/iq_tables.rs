@@ -6,7 +6,7 @@
 
 /// `iq2xxs_grid`: 256 rows of 8 magnitudes (8, 25 or 43), indexed by a byte of IQ2_XXS.
 #[rustfmt::skip]
-pub const IQ2XXS_GRID: [u64; 256] = [
+pub static IQ2XXS_GRID: [u64; 256] = [
     0x0808080808080808, 0x080808080808082b, 0x0808080808081919, 0x0808080808082b08, 0x0808080808082b2b,
     0x0808080808190819, 0x0808080808191908, 0x08080808082b0808, 0x08080808082b082b, 0x08080808082b2b08,
     0x08080808082b2b2b, 0x0808080819080819, 0x0808080819081908, 0x0808080819190808, 0x0808080819192b08,
@@ -63,7 +63,7 @@ pub const IQ2XXS_GRID: [u64; 256] = [
 
 /// `iq2xs_grid`: 512 rows of 8 magnitudes (8, 25 or 43), indexed by 9 bits of IQ2_XS.
 #[rustfmt::skip]
-pub const IQ2XS_GRID: [u64; 512] = [
+pub static IQ2XS_GRID: [u64; 512] = [
     0x0808080808080808, 0x080808080808082b, 0x0808080808081919, 0x0808080808082b08, 0x0808080808082b2b,
     0x0808080808190819, 0x0808080808191908, 0x080808080819192b, 0x0808080808192b19, 0x08080808082b0808,
     0x08080808082b082b, 0x08080808082b1919, 0x08080808082b2b08, 0x0808080819080819, 0x0808080819081908,
@@ -171,7 +171,7 @@ pub const IQ2XS_GRID: [u64; 512] = [
 
 /// `iq2s_grid`: 1024 rows of 8 magnitudes (8, 25 or 43), indexed by 10 bits of IQ2_S.
 #[rustfmt::skip]
-pub const IQ2S_GRID: [u64; 1024] = [
+pub static IQ2S_GRID: [u64; 1024] = [
     0x0808080808080808, 0x080808080808082b, 0x0808080808081919, 0x0808080808082b08, 0x0808080808082b2b,
     0x0808080808190819, 0x0808080808191908, 0x080808080819192b, 0x0808080808192b19, 0x08080808082b0808,
     0x08080808082b082b, 0x08080808082b1919, 0x08080808082b2b08, 0x0808080819080819, 0x0808080819081908,
@@ -381,7 +381,7 @@ pub const IQ2S_GRID: [u64; 1024] = [
 
 /// `iq3xxs_grid`: 256 rows of 4 magnitudes (4, 12, ..., 52, 62), indexed by a byte of IQ3_XXS.
 #[rustfmt::skip]
-pub const IQ3XXS_GRID: [u32; 256] = [
+pub static IQ3XXS_GRID: [u32; 256] = [
     0x04040404, 0x04040414, 0x04040424, 0x04040c0c, 0x04040c1c, 0x04040c3e, 0x04041404, 0x04041414,
     0x04041c0c, 0x04042414, 0x04043e1c, 0x04043e2c, 0x040c040c, 0x040c041c, 0x040c0c04, 0x040c0c14,
     0x040c140c, 0x040c142c, 0x040c1c04, 0x040c1c14, 0x040c240c, 0x040c2c24, 0x040c3e04, 0x04140404,
@@ -418,7 +418,7 @@ pub const IQ3XXS_GRID: [u32; 256] = [
 
 /// `iq3s_grid`: 512 rows of 4 magnitudes (1, 3, ..., 15), indexed by 9 bits of IQ3_S.
 #[rustfmt::skip]
-pub const IQ3S_GRID: [u32; 512] = [
+pub static IQ3S_GRID: [u32; 512] = [
     0x01010101, 0x01010103, 0x01010105, 0x0101010b, 0x0101010f, 0x01010301, 0x01010303, 0x01010305,
     0x01010309, 0x0101030d, 0x01010501, 0x01010503, 0x0101050b, 0x01010707, 0x01010901, 0x01010905,
     0x0101090b, 0x0101090f, 0x01010b03, 0x01010b07, 0x01010d01, 0x01010d05, 0x01010f03, 0x01010f09,
@@ -488,7 +488,7 @@ pub const IQ3S_GRID: [u32; 512] = [
 /// `iq1s_grid`: 2048 rows of 8 values in {-1, 0, 1} stored as `i8` bytes, indexed by 11 bits
 /// of IQ1_S / IQ1_M.
 #[rustfmt::skip]
-pub const IQ1S_GRID: [u64; 2048] = [
+pub static IQ1S_GRID: [u64; 2048] = [
     0xffffffffffffffff, 0xffffffffffffff01, 0xffffffffffff0000, 0xffffffffffff01ff, 0xffffffffffff0101,
     0xffffffffff00ff00, 0xffffffffff000000, 0xffffffffff01ffff, 0xffffffffff01ff01, 0xffffffffff0101ff,
     0xffffffffff010101, 0xffffffff00ff0000, 0xffffffff0000ff00, 0xffffffff000000ff, 0xffffffff00000001,
@@ -904,7 +904,7 @@ pub const IQ1S_GRID: [u64; 2048] = [
 /// `ksigns_iq2xs`: the 8 sign bits (bit `j` set = value `j` negative) for a 7-bit sign index;
 /// bit 7 makes the number of negatives even.
 #[rustfmt::skip]
-pub const KSIGNS_IQ2XS: [u8; 128] = [
+pub static KSIGNS_IQ2XS: [u8; 128] = [
       0, 129, 130,   3, 132,   5,   6, 135, 136,   9,  10, 139,  12, 141, 142,  15,
     144,  17,  18, 147,  20, 149, 150,  23,  24, 153, 154,  27, 156,  29,  30, 159,
     160,  33,  34, 163,  36, 165, 166,  39,  40, 169, 170,  43, 172,  45,  46, 175,
@@ -917,6 +917,6 @@ pub const KSIGNS_IQ2XS: [u8; 128] = [
 
 /// `kvalues_iq4nl`: the 16 non-linear levels of IQ4_NL and IQ4_XS.
 #[rustfmt::skip]
-pub const KVALUES_IQ4NL: [i8; 16] = [
+pub static KVALUES_IQ4NL: [i8; 16] = [
     -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
 ];

@@ -148,35 +148,50 @@ fn leading_f16_scales<const B: usize>(src: &[u8], out: &mut Vec<f32>) {
     out.extend(src.as_chunks::<B>().0.iter().map(|b| f16_le(b)));
 }
 
+#[inline(always)]
 fn u16_at(b: &[u8], i: usize) -> u16 {
     u16::from_le_bytes([b[i], b[i + 1]])
 }
 
+#[inline(always)]
 fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
-/// `y[j] = db * grid[j] * ±1`, negative where bit `j` of `signs` is set (the shared IQ2/IQ3 step).
-fn put_signed(y: &mut [f32], db: f32, grid: [u8; 8], signs: u8) {
-    for (j, (y, g)) in y.iter_mut().zip(grid).enumerate() {
-        let sign = if signs >> j & 1 == 1 { -1.0 } else { 1.0 };
-        *y = db * f32::from(g) * sign;
+/// `y[j] = db * grid[j] * ±1` for the eight unsigned bytes of `grid` (little-endian), negative
+/// where bit `j` of `signs` is set: the shared IQ2/IQ3 step (negating is exactly the product by
+/// −1). The wasm bundle runs its vector twin.
+#[inline(always)]
+fn put_signed(y: &mut [f32; 8], db: f32, grid: u64, signs: u8) {
+    #[cfg(target_arch = "wasm32")]
+    super::wasm_simd::put8_signed(y, db, grid, signs);
+    #[cfg(not(target_arch = "wasm32"))]
+    for (j, (y, g)) in y.iter_mut().zip(grid.to_le_bytes()).enumerate() {
+        let v = db * f32::from(g);
+        *y = if signs >> j & 1 == 1 { -v } else { v };
     }
 }
 
 /// `y[j] = dl * (grid[j] + delta)` for a row of the signed IQ1 grid.
-fn put_iq1(y: &mut [f32], dl: f32, delta: f32, row: u64) {
+/// (The wasm bundle runs its vector twin.)
+#[inline(always)]
+fn put_iq1(y: &mut [f32; 8], dl: f32, delta: f32, row: u64) {
+    #[cfg(target_arch = "wasm32")]
+    super::wasm_simd::put8_iq1(y, dl, delta, row);
+    #[cfg(not(target_arch = "wasm32"))]
     for (y, g) in y.iter_mut().zip(row.to_le_bytes()) {
         *y = dl * (f32::from(g as i8) + delta);
     }
 }
 
 /// Two 4-value IQ3 grid rows side by side as one row of 8.
-fn iq3_pair(grid: &[u32], a: usize, b: usize) -> [u8; 8] {
-    (u64::from(grid[a]) | u64::from(grid[b]) << 32).to_le_bytes()
+#[inline(always)]
+fn iq3_pair(grid: &[u32], a: usize, b: usize) -> u64 {
+    u64::from(grid[a]) | u64::from(grid[b]) << 32
 }
 
 /// The 4-bit scale of 16-value group `k` (0..16) from bytes holding two nibbles each, low first.
+#[inline(always)]
 fn nibble(scales: &[u8], k: usize) -> u8 {
     scales[k / 2] >> (4 * (k % 2)) & 0xF
 }
@@ -185,12 +200,12 @@ fn nibble(scales: &[u8], k: usize) -> u8 {
 /// indices with a 4-bit scale on top. `db = d * (0.5 + scale) * 0.25`.
 fn iq2_xxs_block(b: &[u8; IQ2_XXS_BYTES], y: &mut [f32; QK_K]) {
     let d = f16_le(b);
-    for (q, y) in b[2..].chunks_exact(8).zip(y.chunks_exact_mut(32)) {
+    for (q, y) in b[2..].chunks_exact(8).zip(y.as_chunks_mut::<32>().0.iter_mut()) {
         let aux = u32_at(q, 4);
         let db = d * (0.5 + (aux >> 28) as f32) * 0.25;
-        for (l, y) in y.chunks_exact_mut(8).enumerate() {
+        for (l, y) in y.as_chunks_mut::<8>().0.iter_mut().enumerate() {
             let signs = KSIGNS_IQ2XS[(aux >> (7 * l) & 0x7F) as usize];
-            put_signed(y, db, IQ2XXS_GRID[usize::from(q[l])].to_le_bytes(), signs);
+            put_signed(y, db, IQ2XXS_GRID[usize::from(q[l])], signs);
         }
     }
 }
@@ -199,10 +214,10 @@ fn iq2_xxs_block(b: &[u8; IQ2_XXS_BYTES], y: &mut [f32; QK_K]) {
 fn iq2_xs_block(b: &[u8; IQ2_XS_BYTES], y: &mut [f32; QK_K]) {
     let d = f16_le(b);
     let (qs, scales) = (&b[2..66], &b[66..74]);
-    for (k, y) in y.chunks_exact_mut(8).enumerate() {
+    for (k, y) in y.as_chunks_mut::<8>().0.iter_mut().enumerate() {
         let q = u16_at(qs, 2 * k);
         let db = d * (0.5 + f32::from(nibble(scales, k / 2))) * 0.25;
-        put_signed(y, db, IQ2XS_GRID[usize::from(q & 0x1FF)].to_le_bytes(), KSIGNS_IQ2XS[usize::from(q >> 9)]);
+        put_signed(y, db, IQ2XS_GRID[usize::from(q & 0x1FF)], KSIGNS_IQ2XS[usize::from(q >> 9)]);
     }
 }
 
@@ -211,10 +226,10 @@ fn iq2_xs_block(b: &[u8; IQ2_XS_BYTES], y: &mut [f32; QK_K]) {
 fn iq2_s_block(b: &[u8; IQ2_S_BYTES], y: &mut [f32; QK_K]) {
     let d = f16_le(b);
     let (qs, signs, qh, scales) = (&b[2..34], &b[34..66], &b[66..74], &b[74..82]);
-    for (k, y) in y.chunks_exact_mut(8).enumerate() {
+    for (k, y) in y.as_chunks_mut::<8>().0.iter_mut().enumerate() {
         let db = d * (0.5 + f32::from(nibble(scales, k / 2))) * 0.25;
         let index = usize::from(qs[k]) | usize::from(qh[k / 4] >> (2 * (k % 4)) & 3) << 8;
-        put_signed(y, db, IQ2S_GRID[index].to_le_bytes(), signs[k]);
+        put_signed(y, db, IQ2S_GRID[index], signs[k]);
     }
 }
 
@@ -223,10 +238,12 @@ fn iq2_s_block(b: &[u8; IQ2_S_BYTES], y: &mut [f32; QK_K]) {
 fn iq3_xxs_block(b: &[u8; IQ3_XXS_BYTES], y: &mut [f32; QK_K]) {
     let d = f16_le(b);
     let (qs, scales_and_signs) = (&b[2..66], &b[66..98]);
-    for ((q, s), y) in qs.chunks_exact(8).zip(scales_and_signs.chunks_exact(4)).zip(y.chunks_exact_mut(32)) {
+    for ((q, s), y) in
+        qs.chunks_exact(8).zip(scales_and_signs.chunks_exact(4)).zip(y.as_chunks_mut::<32>().0.iter_mut())
+    {
         let aux = u32_at(s, 0);
         let db = d * (0.5 + (aux >> 28) as f32) * 0.5;
-        for (l, y) in y.chunks_exact_mut(8).enumerate() {
+        for (l, y) in y.as_chunks_mut::<8>().0.iter_mut().enumerate() {
             let signs = KSIGNS_IQ2XS[(aux >> (7 * l) & 0x7F) as usize];
             let grid = iq3_pair(&IQ3XXS_GRID, usize::from(q[2 * l]), usize::from(q[2 * l + 1]));
             put_signed(y, db, grid, signs);
@@ -240,9 +257,9 @@ fn iq3_s_block(b: &[u8; IQ3_S_BYTES], y: &mut [f32; QK_K]) {
     let d = f16_le(b);
     let (qs, qh, signs, scales) = (&b[2..66], &b[66..74], &b[74..106], &b[106..110]);
     let index = |i: usize| usize::from(qs[i]) | usize::from(qh[i / 8] >> (i % 8) & 1) << 8;
-    for (ib, y) in y.chunks_exact_mut(32).enumerate() {
+    for (ib, y) in y.as_chunks_mut::<32>().0.iter_mut().enumerate() {
         let db = d * f32::from(1 + 2 * nibble(scales, ib));
-        for (l, y) in y.chunks_exact_mut(8).enumerate() {
+        for (l, y) in y.as_chunks_mut::<8>().0.iter_mut().enumerate() {
             let k = 4 * ib + l;
             put_signed(y, db, iq3_pair(&IQ3S_GRID, index(2 * k), index(2 * k + 1)), signs[k]);
         }
@@ -254,11 +271,11 @@ fn iq3_s_block(b: &[u8; IQ3_S_BYTES], y: &mut [f32; QK_K]) {
 fn iq1_s_block(b: &[u8; IQ1_S_BYTES], y: &mut [f32; QK_K]) {
     let d = f16_le(b);
     let (qs, qh) = (&b[2..34], &b[34..50]);
-    for (ib, y) in y.chunks_exact_mut(32).enumerate() {
+    for (ib, y) in y.as_chunks_mut::<32>().0.iter_mut().enumerate() {
         let h = u16_at(qh, 2 * ib);
         let dl = d * f32::from(2 * (h >> 12 & 7) + 1);
         let delta = if h & 0x8000 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
-        for (l, y) in y.chunks_exact_mut(8).enumerate() {
+        for (l, y) in y.as_chunks_mut::<8>().0.iter_mut().enumerate() {
             let index = usize::from(qs[4 * ib + l]) | usize::from(h >> (3 * l) & 7) << 8;
             put_iq1(y, dl, delta, IQ1S_GRID[index]);
         }
@@ -277,7 +294,7 @@ fn iq1_m_scale(b: &[u8; IQ1_M_BYTES]) -> f32 {
 fn iq1_m_block(b: &[u8; IQ1_M_BYTES], y: &mut [f32; QK_K]) {
     let d = iq1_m_scale(b);
     let (qs, qh) = (&b[0..32], &b[32..48]);
-    for (k, y) in y.chunks_exact_mut(8).enumerate() {
+    for (k, y) in y.as_chunks_mut::<8>().0.iter_mut().enumerate() {
         let s = k / 2;
         let scale = u16_at(b, 48 + 2 * (s / 4)) >> (3 * (s % 4)) & 7;
         let dl = d * f32::from(2 * scale + 1);
@@ -314,7 +331,7 @@ fn iq4_nl_block(b: &[u8; IQ4_NL_BYTES], y: &mut [f32; QK4_NL]) {
 /// values 16 bytes laid out like IQ4_NL. `dl = d * (scale - 32)`.
 fn iq4_xs_block(b: &[u8; IQ4_XS_BYTES], y: &mut [f32; QK_K]) {
     let d = f16_le(b);
-    for (ib, (q, y)) in b[8..].chunks_exact(16).zip(y.chunks_exact_mut(32)).enumerate() {
+    for (ib, (q, y)) in b[8..].chunks_exact(16).zip(y.as_chunks_mut::<32>().0.iter_mut()).enumerate() {
         let (lo, hi) = y.split_at_mut(16);
         iq4_values(iq4_xs_scale(b, d, ib), q, lo, hi);
     }

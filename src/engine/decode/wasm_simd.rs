@@ -55,6 +55,40 @@ fn floats16(q: v128) -> [v128; 4] {
     ]
 }
 
+/// `y = db · g · ±1` for the eight unsigned bytes `g` of `grid` (little-endian), the sign bit
+/// flipped where bit `j` of `signs` is set: the IQ2/IQ3 step of `iquants::put_signed`.
+#[inline(always)]
+pub(super) fn put8_signed(y: &mut [f32; 8], db: f32, grid: u64, signs: u8) {
+    let q = u16x8_extend_low_u8x16(u64x2(grid, 0));
+    let m = f32x4_splat(db);
+    let s = u32x4_splat(u32::from(signs));
+    let flip = |bits: v128| v128_and(u32x4_ne(v128_and(s, bits), u32x4_splat(0)), u32x4_splat(0x8000_0000));
+    let lo = v128_xor(f32x4_mul(m, f32x4_convert_u32x4(u32x4_extend_low_u16x8(q))), flip(u32x4(1, 2, 4, 8)));
+    let hi = v128_xor(f32x4_mul(m, f32x4_convert_u32x4(u32x4_extend_high_u16x8(q))), flip(u32x4(16, 32, 64, 128)));
+    put8(y, lo, hi);
+}
+
+/// `y = dl · (g + delta)` for the eight signed bytes `g` of `row` (little-endian): the IQ1 step
+/// of `iquants::put_iq1`.
+#[inline(always)]
+pub(super) fn put8_iq1(y: &mut [f32; 8], dl: f32, delta: f32, row: u64) {
+    let q = i16x8_extend_low_i8x16(u64x2(row, 0));
+    let (m, add) = (f32x4_splat(dl), f32x4_splat(delta));
+    let f = |v: v128| f32x4_mul(m, f32x4_add(f32x4_convert_i32x4(v), add));
+    put8(y, f(i32x4_extend_low_i16x8(q)), f(i32x4_extend_high_i16x8(q)));
+}
+
+/// `y = [lo, hi]`.
+#[inline(always)]
+fn put8(y: &mut [f32; 8], lo: v128, hi: v128) {
+    let p = y.as_mut_ptr();
+    // SAFETY: `y` holds 8 floats, two vectors; `v128_store` writes unaligned.
+    unsafe {
+        v128_store(p.cast(), lo);
+        v128_store(p.add(4).cast(), hi);
+    }
+}
+
 /// `out[at..at + 16] = v`.
 #[inline(always)]
 fn put<const N: usize>(out: &mut [f32; N], at: usize, v: [v128; 4]) {

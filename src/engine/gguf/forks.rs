@@ -1,5 +1,6 @@
 //! GGML type ids that upstream ggml never assigned, or assigned to something else, as forks of
-//! llama.cpp use them in published files (PrismML's Bonsai files, ik_llama.cpp, bitnet.cpp).
+//! llama.cpp use them in published files (PrismML's Bonsai files, ik_llama.cpp, bitnet.cpp), and ids upstream
+//! used and removed (Q4_0_4_4 and kin, written by llama.cpp in late 2024).
 //! One id can mean different layouts in different forks (142 is PrismML's PQ2_0 and ik_llama's
 //! old IQ2_TN), so a tensor's type is named only when its byte span fits exactly one of them.
 //! None of them are decoded: upstream llama.cpp cannot load them, and neither do we guess.
@@ -23,6 +24,7 @@ pub mod rules {
 
 const PRISM: &str = "PrismML's llama.cpp fork";
 const IK: &str = "ik_llama.cpp";
+const UPSTREAM_2024: &str = "llama.cpp of July to December 2024 (removed since)";
 const BITNET: &str = "bitnet.cpp";
 const BITNET_AND_IK: &str = "bitnet.cpp and ik_llama.cpp";
 
@@ -58,9 +60,9 @@ const fn retired(t: ForkType) -> ForkType {
 /// The fork types, by id. ik_llama.cpp's sizes are its `type_traits` (blck_size, type_size,
 /// row_meta_size); PrismML's and bitnet.cpp's their block structs.
 const FORK_TYPES: &[ForkType] = &[
-    blocks(31, "Q4_0_4_4", IK, 32, 18, 0),
-    blocks(32, "Q4_0_4_8", IK, 32, 18, 0),
-    blocks(33, "Q4_0_8_8", IK, 32, 18, 0),
+    blocks(31, "Q4_0_4_4", UPSTREAM_2024, 32, 18, 0),
+    blocks(32, "Q4_0_4_8", UPSTREAM_2024, 32, 18, 0),
+    blocks(33, "Q4_0_8_8", UPSTREAM_2024, 32, 18, 0),
     ForkType { id: 36, name: "I2_S", fork: BITNET_AND_IK, size: Size::QuarterPlus32, deprecated: false },
     ForkType { id: 38, name: "TL1", fork: BITNET, size: Size::QuarterPlus32, deprecated: false },
     blocks(133, "Q6_0", IK, 32, 26, 0),
@@ -186,11 +188,17 @@ pub fn check_spans(h: &mut Header) {
             padded == Some(span) || size == span
         }
     };
+    let (h_data_start, file_len) = (h.data_start.unwrap_or(u64::MAX), h.file_len);
     let last = spans.iter().enumerate().max_by_key(|(i, _)| h.tensors[*i].rel_offset).map(|(i, _)| i);
     for (i, t) in h.tensors.iter_mut().enumerate() {
         let Some(span) = spans[i] else { continue };
-        t.span = Some(span);
         let is_last = Some(i) == last;
+        // A span that ends at the end of the file and is short is a truncated file, which the
+        // data bounds check reports: only a span cut by the next tensor's data says the type is wrong.
+        let to_file_end = h_data_start.checked_add(t.rel_offset).and_then(|s| s.checked_add(span)) == Some(file_len);
+        if !to_file_end {
+            t.span = Some(span);
+        }
         let forks: Vec<&ForkType> = candidates(t.ggml_type.0).collect();
         if t.nbytes.is_none() && !forks.is_empty() {
             let fitting: Vec<(&ForkType, u64)> = forks
@@ -242,7 +250,7 @@ pub fn check_spans(h: &mut Header) {
                     );
                 }
             }
-        } else if let Some(n) = t.nbytes.filter(|&n| n > span) {
+        } else if let Some(n) = t.nbytes.filter(|&n| n > span && !to_file_end) {
             let other = UPSTREAM_CLASHES
                 .iter()
                 .find(|(id, _)| *id == t.ggml_type.0)
@@ -263,8 +271,8 @@ pub fn check_spans(h: &mut Header) {
     }
     if !named.is_empty() {
         h.findings.retain(|f| {
-            !(matches!(f.code, gguf_rules::UNKNOWN_TYPE | gguf_rules::REMOVED_TYPE)
-                && f.tensor.as_ref().is_some_and(|n| named.contains(n)))
+            // A removed upstream id stays an error: upstream llama.cpp cannot load the file.
+            !(f.code == gguf_rules::UNKNOWN_TYPE && f.tensor.as_ref().is_some_and(|n| named.contains(n)))
         });
     }
     h.findings.extend(findings);

@@ -48,8 +48,9 @@ pub struct TensorInfo {
     pub rel_offset: u64,
     /// Bytes of data, when the type and shape define it (or a fork type was named by its span).
     pub nbytes: Option<u64>,
-    /// Bytes from its data to the next tensor's (or the end of the file), once the data section
-    /// is located; a span shorter than `nbytes` means the type is not what the bytes hold.
+    /// Bytes from its data to the next tensor's, once the data section is located; a span
+    /// shorter than `nbytes` means the type is not what the bytes hold. `None` where the data
+    /// would reach the end of the file: running short there is a truncated file.
     pub span: Option<u64>,
 }
 
@@ -103,6 +104,9 @@ struct Frame {
     start: u64,
     /// Findings about the array, reported once its head is known to be whole.
     findings: Vec<Finding>,
+    /// Items that are not valid UTF-8 strings, or bools other than 0 or 1, and the first of them.
+    bad_items: u64,
+    first_bad: u64,
 }
 
 /// Why parsing stopped early: a finding, after which nothing more can be trusted.
@@ -135,7 +139,7 @@ pub struct HeaderDecoder {
     tensors_read: u64,
     frames: Vec<Frame>,
     /// The key of the top-level array being read: its text and its bytes.
-    pending_key: Option<(String, Vec<u8>)>,
+    pending_key: Option<(String, Vec<u8>, u64)>,
     /// Offset of each metadata entry, for the duplicate-key findings made at the end.
     key_at: Vec<u64>,
     /// The stored bytes of keys that are not valid UTF-8 (keys are compared byte for byte).
@@ -185,7 +189,8 @@ impl HeaderDecoder {
             self.out.findings.push(Finding::warning(
                 rules::TOO_MANY_KEYS,
                 format!(
-                    "{} more key/values past the first {MAX_METADATA_ENTRIES} were read and not kept",
+                    "{} more key/values past the first {MAX_METADATA_ENTRIES} were read and not kept (nor \
+                     checked for repeated keys)",
                     self.kvs_dropped
                 ),
             ));
@@ -246,7 +251,7 @@ impl HeaderDecoder {
             self.out.findings.push(Finding::warning(
                 rules::BIG_ENDIAN,
                 "the file is big-endian: llama.cpp loads it only on big-endian machines (on others it \
-                 reports an endianness mismatch)",
+                 reports an endianness mismatch); its header is read, its tensor values are not decoded",
             ));
         }
         match version {
@@ -337,13 +342,33 @@ impl HeaderDecoder {
             ))
             .into();
         };
+        if vt == ValueType::String {
+            match self.long_string_end(&r, start) {
+                Ok(Some(end)) => {
+                    let (at, len) = (start + r.pos(), end - start - r.pos() - 8);
+                    self.out.findings.push(Finding::warning(
+                        rules::STRING_NOT_KEPT,
+                        format!(
+                            "the value of '{key_text}' at offset {at} is a {len}-byte string, over the \
+                             {MAX_STRING_BYTES} bytes kept: it is skipped and shown empty"
+                        ),
+                    ));
+                    self.kvs_read += 1;
+                    self.window.consume(end);
+                    self.push_kv(key_text, key_raw, Value::String(String::new()), start);
+                    return Outcome::Progress;
+                }
+                Ok(None) => {}
+                Err(o) => return o,
+            }
+        }
         let value = if vt == ValueType::Array {
             match self.array_head(&mut Reader::new(&self.window.bytes()[r.pos() as usize..], big), start + r.pos()) {
                 Ok(mut frame) => {
                     let used = r.pos() + 12;
                     self.out.findings.append(&mut frame.findings);
                     self.frames.push(frame);
-                    self.pending_key = Some((key_text, key_raw));
+                    self.pending_key = Some((key_text, key_raw, start));
                     self.kvs_read += 1;
                     self.window.consume(start + used);
                     self.frames.last_mut().expect("just pushed").start = start + used;
@@ -364,6 +389,19 @@ impl HeaderDecoder {
         self.window.consume(start + used);
         self.push_kv(key_text, key_raw, value, start);
         Outcome::Progress
+    }
+
+    /// Where a string value that starts at `r`'s position ends, when it is longer than
+    /// [`MAX_STRING_BYTES`] and the file holds it (llama.cpp reads up to 1 GiB): such a string is
+    /// stepped over, not buffered.
+    fn long_string_end(&self, r: &Reader<'_>, start: u64) -> Result<Option<u64>, Outcome> {
+        let here = r.pos() as usize;
+        let Some(len_bytes) = self.window.bytes().get(here..here + 8) else {
+            return Err(Short::Need(r.pos() + 8).into());
+        };
+        let len = Reader::new(len_bytes, self.out.big_endian).u64().map_err(Outcome::from)?;
+        let end = (start + r.pos() + 8).checked_add(len).filter(|&e| e <= self.out.file_len);
+        Ok(end.filter(|_| len > MAX_STRING_BYTES))
     }
 
     /// Read an array's item type and count, checked against the bytes left.
@@ -411,7 +449,7 @@ impl HeaderDecoder {
                 ),
             ));
         }
-        Ok(Frame { item_type, len, read: 0, items: Vec::new(), start: at + 12, findings })
+        Ok(Frame { item_type, len, read: 0, items: Vec::new(), start: at + 12, findings, bad_items: 0, first_bad: 0 })
     }
 
     fn short_or_stop(&self, s: Short, at: u64) -> Outcome {
@@ -486,6 +524,21 @@ impl HeaderDecoder {
         let frame = self.frames.last_mut().expect("array state has a frame");
         if frame.read == frame.len {
             let frame = self.frames.pop().expect("checked above");
+            if frame.bad_items > 0 {
+                let (code, what) = match frame.item_type {
+                    ValueType::Bool => (rules::BAD_BOOL, "bools that are not 0 or 1"),
+                    _ => (rules::INVALID_UTF8, "strings that are not valid UTF-8"),
+                };
+                self.out.findings.push(Finding::warning(
+                    code,
+                    format!(
+                        "array at offset {} holds {} {what} (the first is item {})",
+                        frame.start - 12,
+                        frame.bad_items,
+                        frame.first_bad
+                    ),
+                ));
+            }
             let array = Value::Array(Box::new(Array {
                 item_type: frame.item_type,
                 len: frame.len,
@@ -501,8 +554,7 @@ impl HeaderDecoder {
                 }
                 None => {
                     self.state = State::KeyValue;
-                    let (key, raw) = self.pending_key.take().expect("a top-level array has a key");
-                    let at = self.pos();
+                    let (key, raw, at) = self.pending_key.take().expect("a top-level array has a key");
                     self.push_kv(key, raw, array, at);
                 }
             }
@@ -540,12 +592,16 @@ impl HeaderDecoder {
         let remaining = frame.len - frame.read;
         let mut outcome = Outcome::Progress;
         let mut used = 0;
+        let mut bad = Vec::new();
         while done < remaining {
             let item_start = r.pos();
             let item = if item_type == ValueType::String {
                 let left = file_len.saturating_sub(start + item_start + 8);
                 match r.string_bytes("string", MAX_STRING_BYTES.min(left)) {
                     Ok(s) => {
+                        if std::str::from_utf8(s).is_err() {
+                            bad.push(frame.read + done);
+                        }
                         if kept + keep.len() < ARRAY_ITEMS_KEPT {
                             Some(Value::String(String::from_utf8_lossy(s).into_owned()))
                         } else {
@@ -565,6 +621,9 @@ impl HeaderDecoder {
                 if kept + keep.len() >= ARRAY_ITEMS_KEPT {
                     break;
                 }
+                if item_type == ValueType::Bool && bytes.get(item_start as usize).is_some_and(|&b| b > 1) {
+                    bad.push(frame.read + done);
+                }
                 match r.fixed_value(item_type).map(|v| v.expect("string and array items are read above")) {
                     Ok(v) => Some(v),
                     Err(s) => {
@@ -580,6 +639,10 @@ impl HeaderDecoder {
             used = r.pos();
         }
         let frame = self.frames.last_mut().expect("array state has a frame");
+        if let Some(&first) = bad.first() {
+            frame.first_bad = if frame.bad_items == 0 { first } else { frame.first_bad };
+            frame.bad_items += bad.len() as u64;
+        }
         frame.read += done;
         frame.items.extend(keep);
         self.window.consume(start + used);
@@ -598,6 +661,16 @@ impl HeaderDecoder {
                 _ => None,
             };
             match ok {
+                Some(a) if a < 8 => {
+                    self.out.alignment = a;
+                    self.out.findings.push(Finding::warning(
+                        rules::BAD_ALIGNMENT,
+                        format!(
+                            "general.alignment is {a}: the GGUF spec requires a multiple of 8 (llama.cpp accepts \
+                             any power of two)"
+                        ),
+                    ));
+                }
                 Some(a) => self.out.alignment = a,
                 None => self.out.findings.push(Finding::error(
                     rules::BAD_ALIGNMENT,
@@ -761,6 +834,8 @@ impl HeaderDecoder {
         let mut findings = Vec::new();
         let mut expected = Some(0u64);
         let mut data_end = data_start;
+        // Trailing bytes cannot be told when data runs past the end or the last data has no known size.
+        let mut end_known = self.out.tensors.iter().max_by_key(|t| t.rel_offset).is_none_or(|t| t.nbytes.is_some());
         for t in &self.out.tensors {
             let fault = |code, msg: String| Finding::error(code, msg).on_tensor(&t.name);
             if t.rel_offset % align != 0 {
@@ -801,7 +876,8 @@ impl HeaderDecoder {
             ));
         }
         let padded_end = data_end.checked_next_multiple_of(align).unwrap_or(data_end);
-        if file_len > padded_end && !self.out.tensors.is_empty() {
+        end_known &= !findings.iter().any(|f| f.code == rules::DATA_OUT_OF_BOUNDS);
+        if file_len > padded_end && !self.out.tensors.is_empty() && end_known {
             findings.push(Finding::warning(
                 rules::TRAILING_BYTES,
                 format!("{} bytes after the last tensor's data (ends at {data_end})", file_len - padded_end),
