@@ -111,6 +111,27 @@ fn malformed_entries_are_reported_and_the_rest_shown() {
     has(&safetensors(r#"{"x":{"dtype":"F32","shape":[1],"data_offsets":[0]}}"#, 4), rules::BAD_TENSOR_ENTRY);
     has(&safetensors(r#"{"x":7}"#, 0), rules::BAD_TENSOR_ENTRY);
     has(&safetensors(r#"{"x":{"shape":[1],"data_offsets":[0,4]}}"#, 4), rules::BAD_TENSOR_ENTRY);
+    has(
+        &safetensors(r#"{"x":{"dtype":"F32","dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#, 4),
+        rules::BAD_TENSOR_ENTRY,
+    );
+}
+
+/// Unknown fields are read as the reference reads them (as JSON values): kept out of the tensor,
+/// but a number out of range or nesting past the reference's depth limit makes the file invalid.
+#[test]
+fn unknown_entry_fields_are_judged_as_the_reference_judges_them() {
+    let entry = |extra: &str| format!(r#"{{"a":{{"dtype":"U8","shape":[4],"x":{extra},"data_offsets":[0,4]}}}}"#);
+    let fine = open_one("x.safetensors", &safetensors(&entry(r#"{"note":[1,2.5,"s",null]}"#), 4));
+    assert!(fine.findings.is_empty(), "{:?}", fine.findings);
+    assert_eq!(fine.tensors[0].shape, [4]);
+    for big in ["1e400", "-1e400", "1e309"] {
+        has(&safetensors(&entry(big), 4), rules::INVALID_JSON);
+    }
+    let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    assert!(open_one("x.safetensors", &safetensors(&entry(&nested(125)), 4)).findings.is_empty());
+    has(&safetensors(&entry(&nested(126)), 4), rules::BAD_TENSOR_ENTRY);
+    has(&safetensors(&entry(&nested(100_000)), 4), rules::INVALID_JSON);
 }
 
 #[test]

@@ -88,6 +88,29 @@ fn a_wrong_total_size_is_reported() {
 }
 
 #[test]
+fn a_name_the_index_repeats_maps_where_its_last_entry_says() {
+    let (a, b) = (shard(&["x"]), shard(&["z"]));
+    // As Python's json reads it: "x" is in S1, and S2 is named only for "z".
+    let i = index(16, &[("x", S2), ("x", S1), ("z", S2)]);
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &i)]);
+    assert_eq!(codes(&cp), vec!["safetensors.duplicate_key"], "{:?}", cp.findings);
+    assert!(cp.findings[0].message.contains("'x'"));
+    // The other way round the last entry is wrong, and said to be.
+    let i = index(16, &[("x", S1), ("x", S2), ("z", S2)]);
+    let c = codes(&open_all(&[(S1, &a), (S2, &b), (IDX, &i)]));
+    assert!(c.contains(&rules::WRONG_SHARD), "{c:?}");
+    // A repeated weight_map: the last one is the map, a shard only the first named is not missing.
+    let i = format!(r#"{{"weight_map":{{"x":"gone.safetensors"}},"weight_map":{{"x":"{S1}","z":"{S2}"}}}}"#);
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, i.as_bytes())]);
+    assert_eq!(codes(&cp), vec!["safetensors.duplicate_key"], "{:?}", cp.findings);
+    // total_size of the wrong type is a warning, as a wrong value is: loaders do not read it.
+    let i = format!(r#"{{"metadata":{{"total_size":"16"}},"weight_map":{{"x":"{S1}","z":"{S2}"}}}}"#);
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, i.as_bytes())]);
+    assert_eq!(codes(&cp), vec!["safetensors.bad_index"]);
+    assert_eq!(cp.findings[0].severity, tensorscope::engine::findings::Severity::Warning);
+}
+
+#[test]
 fn a_bad_index_is_reported() {
     let a = shard(&["x"]);
     let cp = open_all(&[(S1, &a), (IDX, b"{not json")]);

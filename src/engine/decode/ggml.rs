@@ -90,7 +90,22 @@ macro_rules! scalar_codec {
 scalar_codec!(F32, 4, |b| f32_le(b), "IEEE binary32.", Some(super::nonfinite_f32));
 scalar_codec!(F16, 2, |b| f16_le(b), "IEEE binary16.", Some(super::nonfinite_f16));
 scalar_codec!(BF16, 2, |b| bf16_le(b), "bfloat16.", Some(super::nonfinite_bf16));
-scalar_codec!(F64, 8, |b| f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32, "IEEE binary64, rounded to f32.");
+scalar_codec!(
+    F64,
+    8,
+    |b| f64_to_f32(f64::from_le_bytes(b.try_into().expect("8 bytes"))),
+    "IEEE binary64, rounded to f32 (finite values beyond its range saturate, never become infinite).",
+    Some(super::nonfinite_f64)
+);
+
+/// `v` rounded to `f32`, a finite `v` past `f32`'s range kept finite at `±f32::MAX`.
+fn f64_to_f32(v: f64) -> f32 {
+    if v.is_finite() {
+        v.clamp(-f64::from(f32::MAX), f64::from(f32::MAX)) as f32
+    } else {
+        v as f32
+    }
+}
 scalar_codec!(I8, 1, |b| f32::from(b[0] as i8), "Signed 8-bit integers.");
 scalar_codec!(I16, 2, |b| f32::from(i16::from_le_bytes([b[0], b[1]])), "Signed 16-bit integers.");
 scalar_codec!(I32, 4, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32, "Signed 32-bit integers.");

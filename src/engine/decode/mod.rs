@@ -77,6 +77,15 @@ pub fn nonfinite_f32(src: &[u8]) -> (u64, u64) {
     count_nonfinite::<4>(src, 0x7f80_0000, |b| u32::from_le_bytes(*b) & 0x7fff_ffff)
 }
 
+/// [`NonFiniteFn`] of `f64`, from its bits (not from the `f32` it is shown as): the high word
+/// with the exponent, one bit standing for a non-zero low word (a NaN's payload may lie there).
+pub fn nonfinite_f64(src: &[u8]) -> (u64, u64) {
+    count_nonfinite::<8>(src, 0x7ff0_0000, |b| {
+        let x = u64::from_le_bytes(*b);
+        ((x >> 32) as u32 & 0x7fff_ffff) | u32::from(x as u32 != 0)
+    })
+}
+
 /// [`NonFiniteFn`] of `f16`.
 pub fn nonfinite_f16(src: &[u8]) -> (u64, u64) {
     count_nonfinite::<2>(src, 0x7c00, |b| u32::from(u16::from_le_bytes(*b) & 0x7fff))
@@ -179,8 +188,20 @@ mod tests {
             assert_eq!(count(one), decoded(&ggml::F32, one), "{one:?}");
         }
         assert_eq!(count(&all), (12, 2));
+        // f64 is classed by its own bits: a value past f32's range is finite, shown saturated.
+        let f64s =
+            [1e300, -1e300, 1e-300, 0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MAX, f64::MIN_POSITIVE];
+        let mut bytes: Vec<u8> = f64s.iter().flat_map(|v| v.to_le_bytes()).collect();
+        bytes.extend(0x7ff0_0000_0000_0001u64.to_le_bytes()); // a NaN whose payload is in the low word
+        bytes.extend(0xfff8_0000_0000_0000u64.to_le_bytes());
+        let count = ggml::F64.nonfinite.expect("counted from bits");
+        assert_eq!(count(&bytes), (3, 2));
+        let mut v = vec![0f32; bytes.len() / 8];
+        (ggml::F64.decode)(&bytes, &mut v);
+        assert_eq!(&v[..4], [f32::MAX, -f32::MAX, 0.0, 0.0]);
+        assert_eq!(decoded(&ggml::F64, &bytes), (3, 2), "decoded values keep each class but 1e-300's");
         // Types whose decoding can change a value's class are decoded.
-        for codec in [ggml::F64, ggml::I16, ggml::Q8_0, st_dtypes::codec(crate::safetensors::Dtype::F8_E4M3)] {
+        for codec in [ggml::I16, ggml::Q8_0, st_dtypes::codec(crate::safetensors::Dtype::F8_E4M3)] {
             assert!(codec.nonfinite.is_none());
         }
     }

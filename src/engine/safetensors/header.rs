@@ -611,14 +611,76 @@ impl Metadata<'_> {
     }
 }
 
-/// A tensor entry's fields as the reference reads them (unknown fields ignored); the dtype is
-/// borrowed from the header text unless it holds escapes.
-#[derive(serde::Deserialize)]
+/// A tensor entry's fields as the reference reads them; the dtype is borrowed from the header
+/// text unless it holds escapes. Unknown fields are read as JSON values, as the reference's
+/// flattened map reads them: a number out of `f64`'s range or nesting past serde_json's depth
+/// limit there makes the header invalid.
 struct RawEntry<'a> {
-    #[serde(borrow)]
     dtype: std::borrow::Cow<'a, str>,
     shape: Vec<u64>,
     data_offsets: (u64, u64),
+}
+
+impl<'de> serde::Deserialize<'de> for RawEntry<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = RawEntry<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("struct RawEntry")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawEntry<'de>, A::Error> {
+                use serde::de::Error;
+                let (mut dtype, mut shape, mut data_offsets) = (None, None, None);
+                while let Some(Borrowed(key)) = map.next_key::<Borrowed<'de>>()? {
+                    match &*key {
+                        "dtype" if dtype.is_some() => return Err(A::Error::duplicate_field("dtype")),
+                        "shape" if shape.is_some() => return Err(A::Error::duplicate_field("shape")),
+                        "data_offsets" if data_offsets.is_some() => {
+                            return Err(A::Error::duplicate_field("data_offsets"))
+                        }
+                        "dtype" => dtype = Some(map.next_value::<Borrowed<'de>>()?.0),
+                        "shape" => shape = Some(map.next_value()?),
+                        "data_offsets" => data_offsets = Some(map.next_value()?),
+                        _ => {
+                            // Here the header and the entry already hold two of the reference's 128 levels.
+                            if depth(&map.next_value::<serde_json::Value>()?) > 125 {
+                                return Err(A::Error::custom(format!(
+                                    "field '{key}' nests deeper than the reference reads (recursion limit exceeded)"
+                                )));
+                            }
+                        }
+                    }
+                }
+                Ok(RawEntry {
+                    dtype: dtype.ok_or_else(|| A::Error::missing_field("dtype"))?,
+                    shape: shape.ok_or_else(|| A::Error::missing_field("shape"))?,
+                    data_offsets: data_offsets.ok_or_else(|| A::Error::missing_field("data_offsets"))?,
+                })
+            }
+        }
+        d.deserialize_struct("RawEntry", &["dtype", "shape", "data_offsets"], Fields)
+    }
+}
+
+/// How many arrays and objects nest in `v`.
+fn depth(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+        serde_json::Value::Object(o) => 1 + o.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A string borrowed from the input where it holds no escapes.
+struct Borrowed<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for Borrowed<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Wrap<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+        Wrap::deserialize(d).map(|w| Borrowed(w.0))
+    }
 }
 
 /// Why an entry gave no tensor.
@@ -634,11 +696,15 @@ type EntryFields = (Result<Dtype, String>, Vec<u64>, u64, u64);
 
 fn tensor_entry(name: &str, raw: &str) -> Result<EntryFields, EntryError> {
     // A type error can come before a syntax error later in the value: the syntax is judged apart.
-    let e: RawEntry =
-        serde_json::from_str(raw).map_err(|e| match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
+    let e: RawEntry = serde_json::from_str(raw).map_err(|e| {
+        if e.is_syntax() {
+            return EntryError::Syntax(e);
+        }
+        match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
             Err(syntax) => EntryError::Syntax(syntax),
             Ok(_) => EntryError::Fields(format!("entry '{name}' is malformed: {e}")),
-        })?;
+        }
+    })?;
     let dtype = Dtype::from_name(&e.dtype).ok_or_else(|| e.dtype.into_owned());
     let (begin, end) = e.data_offsets;
     Ok((dtype, e.shape, begin, end))

@@ -128,7 +128,18 @@ impl<'de> Visitor<'de> for Root<'_> {
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match &*key {
                 "metadata" => map.next_value_seed(Metadata(self.index))?,
-                "weight_map" => *self.saw |= map.next_value_seed(WeightMap(self.index))?,
+                "weight_map" => {
+                    if *self.saw {
+                        // Python's json (transformers' loader) keeps the last of a repeated key.
+                        self.index.findings.push(Finding::warning(
+                            rules::DUPLICATE_KEY,
+                            "index key 'weight_map' appears more than once; the last is used, as Python's json does",
+                        ));
+                        self.index.weight_map.clear();
+                        self.index.shards.clear();
+                    }
+                    *self.saw |= map.next_value_seed(WeightMap(self.index))?
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -160,7 +171,11 @@ impl<'de> Visitor<'de> for Metadata<'_> {
                 "total_parameters" => self.0.total_parameters = map.next_value::<Count>()?.0.ok(),
                 "total_size" => match map.next_value::<Count>()?.0 {
                     Ok(n) => self.0.total_size = Some(n),
-                    Err(what) => self.0.findings.push(bad(format!("metadata.total_size is {what}, not a byte count"))),
+                    // A warning, as a wrong count is: loaders do not read it.
+                    Err(what) => self.0.findings.push(Finding::warning(
+                        rules::BAD_INDEX,
+                        format!("metadata.total_size is {what}, not a byte count"),
+                    )),
                 },
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -276,6 +291,46 @@ fn shorten(s: &str) -> String {
     }
 }
 
+/// A name the weight map gives twice maps where its last entry says, as Python's json reads
+/// it: the earlier entries are reported and dropped, and shards only they named forgotten.
+fn keep_last_of_each_name(index: &mut Index) {
+    let map = &index.weight_map;
+    let dropped = crate::dupes::repeated(map.len(), crate::dupes::Keep::Last, |i| map[i].0.as_str());
+    if dropped.is_empty() {
+        return;
+    }
+    let mut cap = RuleCap::default();
+    for &i in &dropped {
+        index.findings.push(Finding::warning(
+            rules::DUPLICATE_KEY,
+            format!(
+                "weight_map names tensor '{}' more than once; its last entry is used, as Python's json does",
+                index.weight_map[i].0
+            ),
+        ));
+        cap.trim(&mut index.findings);
+    }
+    cap.finish(&mut index.findings);
+    let mut dropped = dropped.into_iter().peekable();
+    let mut i = 0;
+    index.weight_map.retain(|_| {
+        let keep = dropped.next_if_eq(&i).is_none();
+        i += 1;
+        keep
+    });
+    let mut renumbered = vec![u32::MAX; index.shards.len()];
+    let mut shards = Vec::new();
+    for (_, id) in &mut index.weight_map {
+        let slot = &mut renumbered[*id as usize];
+        if *slot == u32::MAX {
+            *slot = shards.len() as u32;
+            shards.push(std::mem::take(&mut index.shards[*id as usize]));
+        }
+        *id = *slot;
+    }
+    index.shards = shards;
+}
+
 /// `weight_map`: tensor name → shard file name, shard names interned as they come. Yields
 /// whether the value was an object.
 struct WeightMap<'a>(&'a mut Index);
@@ -318,6 +373,7 @@ impl<'de> Visitor<'de> for WeightMap<'_> {
             }
         }
         cap.finish(&mut index.findings);
+        keep_last_of_each_name(index);
         Ok(true)
     }
     // Anything but an object: not a weight map.
