@@ -162,7 +162,9 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
             (x >> 24) as u8
         })
         .collect();
-    let cases: [(&str, _, DecodeFn); 15] = [
+    let cases: [(&str, _, DecodeFn); 17] = [
+        ("TQ1_0", TQ1_0, tq1_0_plain),
+        ("TQ2_0", TQ2_0, tq2_0_plain),
         ("Q6_K", Q6_K, q6_k_plain),
         ("NVFP4", NVFP4, nvfp4_plain),
         ("Q4_1", Q4_1, q4_1_plain),

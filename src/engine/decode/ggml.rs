@@ -510,26 +510,10 @@ pub(super) fn trit(q: u8, n: usize) -> i32 {
 pub const TQ1_0: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 54,
-    decode: |src, dst| {
-        blocks::<54, 256>(src, dst, |b, y| {
-            let (qs, qh, d) = (&b[..48], &b[48..52], f16_le(&b[52..]));
-            let mut k = 0;
-            for (start, width) in [(0, 32), (32, 16)] {
-                for n in 0..5 {
-                    for m in 0..width {
-                        y[k] = (trit(qs[start + m], n) - 1) as f32 * d;
-                        k += 1;
-                    }
-                }
-            }
-            for n in 0..4 {
-                for &q in qh {
-                    y[k] = (trit(q, n) - 1) as f32 * d;
-                    k += 1;
-                }
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: tq1_0_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::tq1_0,
     scales: Some(scales_f16_at::<54, 52>),
     groups: None,
     nonfinite: None,
@@ -539,23 +523,51 @@ pub const TQ1_0: BlockCodec = BlockCodec {
 pub const TQ2_0: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 66,
-    decode: |src, dst| {
-        blocks::<66, 256>(src, dst, |b, y| {
-            let d = f16_le(&b[64..]);
-            for half in 0..2 {
-                for l in 0..4 {
-                    for m in 0..32 {
-                        let q = (b[half * 32 + m] >> (2 * l)) & 3;
-                        y[half * 128 + l * 32 + m] = (q as i32 - 1) as f32 * d;
-                    }
-                }
-            }
-        })
-    },
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: tq2_0_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::tq2_0,
     scales: Some(scales_f16_at::<66, 64>),
     groups: Some(groups::tq2_0),
     nonfinite: None,
 };
+
+/// [`TQ1_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn tq1_0_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<54, 256>(src, dst, |b, y| {
+        let (qs, qh, d) = (&b[..48], &b[48..52], f16_le(&b[52..]));
+        let mut k = 0;
+        for (start, width) in [(0, 32), (32, 16)] {
+            for n in 0..5 {
+                for m in 0..width {
+                    y[k] = (trit(qs[start + m], n) - 1) as f32 * d;
+                    k += 1;
+                }
+            }
+        }
+        for n in 0..4 {
+            for &q in qh {
+                y[k] = (trit(q, n) - 1) as f32 * d;
+                k += 1;
+            }
+        }
+    })
+}
+
+/// [`TQ2_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn tq2_0_plain(src: &[u8], dst: &mut [f32]) {
+    blocks::<66, 256>(src, dst, |b, y| {
+        let d = f16_le(&b[64..]);
+        for half in 0..2 {
+            for l in 0..4 {
+                for m in 0..32 {
+                    let q = (b[half * 32 + m] >> (2 * l)) & 3;
+                    y[half * 128 + l * 32 + m] = (q as i32 - 1) as f32 * d;
+                }
+            }
+        }
+    })
+}
 
 /// E2M1 values, doubled (ggml's `kvalues_mxfp4`); the scales carry the factor ½.
 pub(super) const FP4_DOUBLED: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];

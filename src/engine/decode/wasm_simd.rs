@@ -1,7 +1,8 @@
 //! Decoders in explicit 128-bit vectors for the wasm bundle, where its size-optimised build
 //! leaves the plain loop scalar and slow: the K-quants (Q2_K to Q6_K), the legacy formats
-//! (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1) and the 4-bit ones with a scale per 16 or 32 values
-//! (MXFP4, NVFP4, IQ4_NL, IQ4_XS): decode alone 2-5x faster than plain at opt-level "z". Each
+//! (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1), the 4-bit ones with a scale per 16 or 32 values
+//! (MXFP4, NVFP4, IQ4_NL, IQ4_XS) and the ternary TQ1_0 and TQ2_0: decode alone 2-5x faster than
+//! plain at opt-level "z"; the IQ1/IQ2/IQ3 grid steps (`put8_signed`, `put8_iq1`) 10-25x. Each
 //! does its plain twin's `f32` operations on the same operands (exact conversions, then one
 //! product and, where the format has an offset, one sum or difference), so every value is the
 //! same bit for bit; `tests/web.rs` holds them to it.
@@ -189,6 +190,58 @@ pub fn q8_0(src: &[u8], dst: &mut [f32]) {
 /// Q8_1: as Q8_0 with a sum after `d`, as [`super::ggml::q8_1_plain`].
 pub fn q8_1(src: &[u8], dst: &mut [f32]) {
     q8::<36, 4>(src, dst)
+}
+
+/// TQ2_0: 2-bit ternary `(q − 1) · d`, as [`super::ggml::tq2_0_plain`].
+pub fn tq2_0(src: &[u8], dst: &mut [f32]) {
+    let (three, one) = (u8x16_splat(3), i8x16_splat(1));
+    for (b, y) in src.as_chunks::<66>().0.iter().zip(dst.as_chunks_mut::<256>().0) {
+        let d = f32x4_splat(f16_le(&b[64..]));
+        for half in 0..2 {
+            let (q0, q1) = (bytes16(b, 32 * half), bytes16(b, 32 * half + 16));
+            for l in 0..4u32 {
+                let at = half * 128 + l as usize * 32;
+                put16(y, at, i8x16_sub(v128_and(u8x16_shr(q0, 2 * l), three), one), d);
+                put16(y, at + 16, i8x16_sub(v128_and(u8x16_shr(q1, 2 * l), three), one), d);
+            }
+        }
+    }
+}
+
+/// TQ1_0: five trits per `qs` byte, four per `qh` byte, `(t − 1) · d`, as
+/// [`super::ggml::tq1_0_plain`].
+pub fn tq1_0(src: &[u8], dst: &mut [f32]) {
+    const POW3: [i16; 5] = [1, 3, 9, 27, 81];
+    for (b, y) in src.as_chunks::<54>().0.iter().zip(dst.as_chunks_mut::<256>().0) {
+        let d = f16_le(&b[52..]);
+        let dv = f32x4_splat(d);
+        let (q0, q1, q2) = (bytes16(b, 0), bytes16(b, 16), bytes16(b, 32));
+        for (n, &pow) in POW3.iter().enumerate() {
+            put16(y, 32 * n, trits16(q0, pow), dv);
+            put16(y, 32 * n + 16, trits16(q1, pow), dv);
+            put16(y, 160 + 16 * n, trits16(q2, pow), dv);
+        }
+        for n in 0..4 {
+            for (i, &q) in b[48..52].iter().enumerate() {
+                y[240 + 4 * n + i] = (super::ggml::trit(q, n) - 1) as f32 * d;
+            }
+        }
+    }
+}
+
+/// The trit that multiplier `pow` (3ⁿ) selects from each of sixteen base-3 packed bytes, less
+/// one, as sixteen signed bytes: ggml's `((q·3ⁿ mod 256)·3) >> 8 − 1`.
+#[inline(always)]
+fn trits16(q: v128, pow: i16) -> v128 {
+    let (lo, hi) = (trits8(u16x8_extend_low_u8x16(q), pow), trits8(u16x8_extend_high_u8x16(q), pow));
+    i8x16_sub(u8x16_narrow_i16x8(lo, hi), i8x16_splat(1))
+}
+
+/// [`trits16`] on eight bytes widened to 16 bits.
+#[inline(always)]
+fn trits8(q: v128, pow: i16) -> v128 {
+    let m = v128_and(i16x8_mul(q, i16x8_splat(pow)), i16x8_splat(0xff));
+    u16x8_shr(i16x8_mul(m, i16x8_splat(3)), 8)
 }
 
 /// Blocks of `BYTES` led by an f16 `d`, their 32 `i8` quants at byte `QS`: `q · d`.
