@@ -132,6 +132,12 @@ fn unknown_entry_fields_are_judged_as_the_reference_judges_them() {
     assert!(open_one("x.safetensors", &safetensors(&entry(&nested(125)), 4)).findings.is_empty());
     has(&safetensors(&entry(&nested(126)), 4), rules::BAD_TENSOR_ENTRY);
     has(&safetensors(&entry(&nested(100_000)), 4), rules::INVALID_JSON);
+    // The reference's derived entry struct also reads its three fields from an array, in order.
+    let cp = open_one("x.safetensors", &safetensors(r#"{"a":["U8",[4],[0,4]]}"#, 4));
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.tensors[0].shape, [4]);
+    has(&safetensors(r#"{"a":["U8",[4]]}"#, 4), rules::BAD_TENSOR_ENTRY);
+    has(&safetensors(r#"{"a":["U8",[4],[0,4],1]}"#, 4), rules::BAD_TENSOR_ENTRY);
 }
 
 #[test]

@@ -658,6 +658,17 @@ impl<'de> serde::Deserialize<'de> for RawEntry<'de> {
                     data_offsets: data_offsets.ok_or_else(|| A::Error::missing_field("data_offsets"))?,
                 })
             }
+            // The reference's derived struct also takes its fields as an array, in order.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawEntry<'de>, A::Error> {
+                use serde::de::Error;
+                let dtype = seq.next_element::<Borrowed<'de>>()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                let shape = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                let data_offsets = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(2, &self))?;
+                if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    return Err(A::Error::invalid_length(4, &"3 elements"));
+                }
+                Ok(RawEntry { dtype: dtype.0, shape, data_offsets })
+            }
         }
         d.deserialize_struct("RawEntry", &["dtype", "shape", "data_offsets"], Fields)
     }
