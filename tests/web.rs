@@ -162,7 +162,8 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
             (x >> 24) as u8
         })
         .collect();
-    let cases: [(&str, _, DecodeFn); 17] = [
+    let cases: [(&str, _, DecodeFn); 18] = [
+        ("F16", F16, f16_plain),
         ("TQ1_0", TQ1_0, tq1_0_plain),
         ("TQ2_0", TQ2_0, tq2_0_plain),
         ("Q6_K", Q6_K, q6_k_plain),
@@ -193,6 +194,22 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
             assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{name} value {i}: {g} vs {w}");
         }
         assert!(nan < got.len() / 2, "{name}: mostly numbers");
+    }
+}
+
+/// The bundle's F16 decoder gives its plain twin's bits for every one of the 65,536 patterns
+/// (NaN payloads included), whole groups of eight and the tail alike.
+#[wasm_bindgen_test]
+fn f16_in_the_bundle_equals_the_plain_conversion_for_every_pattern() {
+    use tensorscope::engine::decode::ggml::{f16_plain, F16};
+    let bytes: Vec<u8> = (0..=u16::MAX).flat_map(|h| h.to_le_bytes()).collect();
+    for src in [&bytes[..], &bytes[2..2 + 2 * 13]] {
+        let (mut got, mut want) = (vec![0f32; src.len() / 2], vec![1f32; src.len() / 2]);
+        (F16.decode)(src, &mut got);
+        f16_plain(src, &mut want);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "value {i}: {g} vs {w}");
+        }
     }
 }
 

@@ -88,7 +88,25 @@ macro_rules! scalar_codec {
 }
 
 scalar_codec!(F32, 4, |b| f32_le(b), "IEEE binary32.", Some(super::nonfinite_f32));
-scalar_codec!(F16, 2, |b| f16_le(b), "IEEE binary16.", Some(super::nonfinite_f16));
+/// IEEE binary16.
+pub const F16: BlockCodec = BlockCodec {
+    block_elems: 1,
+    block_bytes: 2,
+    #[cfg(not(target_arch = "wasm32"))]
+    decode: f16_plain,
+    #[cfg(target_arch = "wasm32")]
+    decode: super::wasm_simd::f16,
+    scales: None,
+    groups: None,
+    nonfinite: Some(super::nonfinite_f16),
+};
+
+/// [`F16`]'s decoder, portable (the wasm bundle runs its vector twin).
+pub fn f16_plain(src: &[u8], dst: &mut [f32]) {
+    for (b, out) in src.chunks_exact(2).zip(dst.iter_mut()) {
+        *out = f16_le(b);
+    }
+}
 scalar_codec!(BF16, 2, |b| bf16_le(b), "bfloat16.", Some(super::nonfinite_bf16));
 scalar_codec!(
     F64,

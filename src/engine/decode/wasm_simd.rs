@@ -1,7 +1,7 @@
 //! Decoders in explicit 128-bit vectors for the wasm bundle, where its size-optimised build
 //! leaves the plain loop scalar and slow: the K-quants (Q2_K to Q6_K), the legacy formats
 //! (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1), the 4-bit ones with a scale per 16 or 32 values
-//! (MXFP4, NVFP4, IQ4_NL, IQ4_XS) and the ternary TQ1_0 and TQ2_0: decode alone 2-5x faster than
+//! (MXFP4, NVFP4, IQ4_NL, IQ4_XS), the ternary TQ1_0 and TQ2_0, and F16: decode alone 2-5x faster than
 //! plain at opt-level "z"; the IQ1/IQ2/IQ3 grid steps (`put8_signed`, `put8_iq1`) 10-25x. Each
 //! does its plain twin's `f32` operations on the same operands (exact conversions, then one
 //! product and, where the format has an offset, one sum or difference), so every value is the
@@ -190,6 +190,34 @@ pub fn q8_0(src: &[u8], dst: &mut [f32]) {
 /// Q8_1: as Q8_0 with a sum after `d`, as [`super::ggml::q8_1_plain`].
 pub fn q8_1(src: &[u8], dst: &mut [f32]) {
     q8::<36, 4>(src, dst)
+}
+
+/// F16 to `f32`, as [`super::ggml::f16_plain`] converts (exact; a NaN quietened, its payload
+/// kept), eight values at a time.
+pub fn f16(src: &[u8], dst: &mut [f32]) {
+    let (groups, outs) = (src.as_chunks::<16>().0, dst.as_chunks_mut::<8>().0);
+    let whole = groups.len().min(outs.len());
+    for (b, y) in groups.iter().zip(outs.iter_mut()) {
+        let h = bytes16(b, 0);
+        put8(y, f16x4(u32x4_extend_low_u16x8(h)), f16x4(u32x4_extend_high_u16x8(h)));
+    }
+    for (b, out) in src[16 * whole..].chunks_exact(2).zip(dst[8 * whole..].iter_mut()) {
+        *out = f16_le(b);
+    }
+}
+
+/// Four f16 bit patterns (one per 32-bit lane) as `f32`: exponent and mantissa moved into
+/// place and scaled by 2¹¹² (exact for normals and subnormals alike); infinities and NaNs get
+/// the all-ones exponent, a NaN its quiet bit; then the sign.
+#[inline(always)]
+fn f16x4(x: v128) -> v128 {
+    let em = v128_and(x, u32x4_splat(0x7fff));
+    let sign = i32x4_shl(v128_and(x, u32x4_splat(0x8000)), 16);
+    let moved = i32x4_shl(em, 13);
+    let scaled = f32x4_mul(moved, f32x4_splat(f32::from_bits(0x7780_0000)));
+    let nan_bit = v128_and(u32x4_gt(em, u32x4_splat(0x7c00)), u32x4_splat(0x0040_0000));
+    let special = v128_or(v128_or(moved, u32x4_splat(0x7f80_0000)), nan_bit);
+    v128_or(v128_bitselect(special, scaled, u32x4_ge(em, u32x4_splat(0x7c00))), sign)
 }
 
 /// TQ2_0: 2-bit ternary `(q − 1) · d`, as [`super::ggml::tq2_0_plain`].
