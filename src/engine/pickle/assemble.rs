@@ -27,13 +27,28 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
                 cp.meta_file.push(i);
             }
         }
+        let first = cp.tensors.len();
         for t in &read.tensors {
             let dtype = match t.storage.dtype {
                 Some(d) => Dtype::Safetensors(d),
                 None => Dtype::Unknown(t.storage.type_name.clone()),
             };
             let elems = t.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-            let width = t.storage.dtype.and_then(|d| d.nbytes(1));
+            // A type not decoded (complex128, a storage type of its own) still has a known width.
+            let width = match t.storage.dtype {
+                Some(d) => d.nbytes(1),
+                None => super::torch::storage_width(&t.storage.type_name),
+            };
+            if t.storage.dtype.is_none() {
+                cp.findings.push(
+                    Finding::info(
+                        rules::UNDECODED_TYPE,
+                        format!("its element type {} is not decoded: its values are not read", t.storage.type_name),
+                    )
+                    .in_file(i)
+                    .on_tensor(&t.name),
+                );
+            }
             let nbytes = elems.zip(width).and_then(|(e, w)| e.checked_mul(w));
             let storage = read.storages.get(&t.storage.key);
             let offset = storage.zip(width).and_then(|(s, w)| t.storage_offset.checked_mul(w)?.checked_add(s.start));
@@ -83,6 +98,21 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
                 data,
             });
         }
+        // Two paths of the pickle can flatten to one name ({'a': {'b': x}, 'a.b': y}).
+        let names = &cp.tensors[first..];
+        let mut dupes = Vec::new();
+        let mut cap = crate::findings::RuleCap::default();
+        for j in crate::dupes::repeated(names.len(), crate::dupes::Keep::First, |j| names[j].name.as_str()) {
+            let f = Finding::warning(
+                rules::DUPLICATE_NAME,
+                "more than one tensor of the pickle is named so (two paths flatten to one dotted name); \
+                 the first is the one opened by name",
+            );
+            dupes.push(f.in_file(i).on_tensor(&names[j].name));
+            cap.trim(&mut dupes);
+        }
+        cap.finish(&mut dupes);
+        cp.findings.append(&mut dupes);
         cp.findings.extend(import_findings(&info.path, &read).into_iter().map(|f| f.in_file(i)));
         cp.findings.extend(read.findings.into_iter().map(|f| f.in_file(i)));
         cp.imports.extend(read.imports.into_iter().map(|imp| (i, imp)));
@@ -100,7 +130,7 @@ fn import_findings(path: &str, read: &PickleRead) -> Vec<Finding> {
         e.1 += 1;
     }
     let what = match read.container {
-        Container::TorchZip => "data.pkl",
+        Container::TorchZip => "a pickle of the zip",
         _ => "the pickle",
     };
     let mut out: Vec<Finding> = seen

@@ -377,8 +377,8 @@ impl Machine<'_> {
                 let l = self.line()?.trim().trim_end_matches('L').to_owned();
                 match l.parse::<i64>() {
                     Ok(v) => self.int(v)?,
-                    Err(_) if l.bytes().all(|c| c.is_ascii_digit() || c == b'-') && !l.is_empty() => {
-                        self.push(Node::BigInt(l.into_bytes().into_iter().take(64).collect()))?
+                    Err(_) if decimal_le(&l).is_some() => {
+                        self.push(Node::BigInt(decimal_le(&l).unwrap_or_default()))?
                     }
                     Err(_) => return bad("LONG is not a number"),
                 }
@@ -698,6 +698,48 @@ impl Tree {
     }
 }
 
+/// A decimal integer (an optional `-`, then digits) as little-endian two's-complement bytes,
+/// as LONG1 stores it: at most 64 bytes kept, like [`Node::BigInt`]. `None` when not a number.
+fn decimal_le(text: &str) -> Option<Vec<u8>> {
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    // Magnitude, little-endian base 256; one spare byte for the sign. 155 digits fill 64 bytes.
+    let mut mag: Vec<u8> = vec![0];
+    for d in digits.bytes().take(160) {
+        let mut carry = u32::from(d - b'0');
+        for b in mag.iter_mut() {
+            let v = u32::from(*b) * 10 + carry;
+            *b = v as u8;
+            carry = v >> 8;
+        }
+        if carry > 0 {
+            mag.push(carry as u8);
+        }
+    }
+    while mag.len() > 1 && mag[mag.len() - 1] == 0 {
+        mag.pop();
+    }
+    if mag.last().is_some_and(|&b| b & 0x80 != 0) {
+        mag.push(0);
+    }
+    if neg {
+        // Two's complement: invert and add one.
+        let mut carry = 1u16;
+        for b in mag.iter_mut() {
+            let v = u16::from(!*b) + carry;
+            *b = v as u8;
+            carry = v >> 8;
+        }
+    }
+    mag.truncate(64);
+    Some(mag)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -714,6 +756,18 @@ mod tests {
         assert_eq!(t.str(items[0].0), Some("a"));
         assert_eq!(t.items(items[0].1).unwrap().len(), 4);
         assert_eq!(t.str(items[1].1), Some("x"));
+    }
+
+    #[test]
+    fn text_longs_are_stored_as_long1_stores_them() {
+        // pickle.dumps(0x1950a86a20f9469cfc6c, protocol=1) and LONG1's own encoding.
+        let text = run(b"L119547037146038801333356L\n.", 0);
+        let long1 = run(b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.", 0);
+        assert_eq!(text.get(text.root.unwrap()), long1.get(long1.root.unwrap()));
+        assert_eq!(decimal_le("-128"), Some(vec![0x80, 0xff]));
+        assert_eq!(decimal_le("255"), Some(vec![0xff, 0x00]));
+        assert_eq!(decimal_le("12x"), None);
+        assert_eq!(decimal_le(&"9".repeat(1000)).map(|b| b.len()), Some(64));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub mod rules {
     pub const UNKNOWN_STORAGE: &str = "pickle.unknown_storage_type";
     pub const BIG_ENDIAN: &str = "pickle.big_endian";
     pub const NO_STORAGES: &str = "pickle.no_storages";
+    pub const TENSOR_NOT_READ: &str = "pickle.tensor_not_read";
+    pub const DUPLICATE_NAME: &str = "pickle.duplicate_name";
+    pub const UNDECODED_TYPE: &str = "pickle.undecoded_type";
 }
 
 /// Largest pickle read (the `data.pkl` of a 70B model is a few MB).
@@ -43,8 +46,20 @@ pub const MAX_PICKLE_BYTES: u64 = 256 << 20;
 const FIRST_PREFIX: u64 = 1 << 20;
 /// Longest `byteorder` entry read (it says `little` or `big`).
 const MAX_BYTEORDER_BYTES: u64 = 16;
-/// The legacy format's magic number (`torch.serialization.MAGIC_NUMBER`).
+/// The legacy format's magic number (`torch.serialization.MAGIC_NUMBER`), little-endian.
 const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
+/// Most `.pkl` entries of a zip read to judge their imports.
+const MAX_SIDE_PICKLES: usize = 64;
+
+/// Whether two's-complement little-endian `b` is the magic number, in any length (sign bytes
+/// padded on, as an 11-byte LONG1 or a LONG4 has them).
+fn is_legacy_magic(b: &[u8]) -> bool {
+    let mut b = b;
+    while b.len() > LEGACY_MAGIC.len() && b.last() == Some(&0) {
+        b = &b[..b.len() - 1];
+    }
+    b == LEGACY_MAGIC
+}
 
 /// Which container held the pickle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +112,8 @@ pub struct PickleRead {
 
 /// The legacy format's storage keys, in the order their bytes follow, and where they begin.
 type LegacyKeys = (Vec<String>, u64);
+/// Imports as `(module, name, at)`.
+type Globals = Vec<(String, String, u64)>;
 
 impl PickleRead {
     /// Nothing read yet from a file of this container.
@@ -135,6 +152,8 @@ enum Purpose {
     Pickle,
     ByteOrder,
     Storage,
+    /// Another `.pkl` entry: read only for its imports.
+    Scan,
 }
 
 /// Decodes a pickle checkpoint by ranges: the zip's directory and local headers, the pickle,
@@ -148,8 +167,12 @@ pub struct PickleDecoder {
     tree: Option<Tree>,
     /// The zip entries' folder (`archive/`): storages are `<prefix>data/<key>`.
     prefix: String,
-    /// The legacy format's storage key → element type, for walking the storages.
-    storage_types: HashMap<String, Dtype>,
+    /// The legacy format's storage key → bytes per element of its storage type, for walking
+    /// the storages.
+    storage_widths: HashMap<String, u64>,
+    /// The imports of pickles that are run on load but hold no tensors: the legacy format's
+    /// magic, protocol, system info and keys, other `.pkl` entries of a zip.
+    side_imports: Globals,
 }
 
 impl PickleDecoder {
@@ -164,7 +187,8 @@ impl PickleDecoder {
             out: PickleRead::empty(container),
             tree: None,
             prefix: String::new(),
-            storage_types: HashMap::default(),
+            storage_widths: HashMap::default(),
+            side_imports: Vec::new(),
         }
     }
 
@@ -194,6 +218,10 @@ impl PickleDecoder {
     }
 
     fn finish(&mut self) {
+        for (module, name, at) in std::mem::take(&mut self.side_imports) {
+            let verdict = judge(&module, &name);
+            self.out.imports.push(Import { module, name, at, verdict });
+        }
         if let Some(tree) = self.tree.take() {
             self.out.protocol = tree.protocol;
             for (module, name, at) in tree.globals() {
@@ -204,13 +232,26 @@ impl PickleDecoder {
                     verdict: judge(module, name),
                 });
             }
+            crate::sort::sort_by_key(&mut self.out.imports, |i| i.at);
             if let Some(s) = &tree.stopped {
                 self.out.findings.push(Finding::error(
                     rules::STOPPED,
                     format!("the pickle stops being read at byte {}: {}; what was read before is shown", s.at, s.why),
                 ));
             }
-            self.out.tensors = torch::tensors(&tree);
+            let found = torch::found(&tree);
+            let mut cap = crate::findings::RuleCap::default();
+            for (name, rebuild) in found.not_read {
+                self.out.findings.push(Finding::warning(
+                    rules::TENSOR_NOT_READ,
+                    format!(
+                        "tensor '{name}' is rebuilt by torch._utils.{rebuild} (a kind not read here): it is not listed"
+                    ),
+                ));
+                cap.trim(&mut self.out.findings);
+            }
+            cap.finish(&mut self.out.findings);
+            self.out.tensors = found.tensors;
         }
         self.state = State::Done;
     }
@@ -224,17 +265,20 @@ impl PickleDecoder {
     /// The legacy format's pickles in `prefix` (the file's first bytes): `None` when they run
     /// past the prefix (read more), else the object's tree and, for the legacy format, the
     /// storage keys and where the storages begin.
-    fn legacy(prefix: &[u8]) -> Option<(Tree, Option<LegacyKeys>)> {
+    /// The imports of the pickles around it (magic, protocol, system info, keys), which
+    /// `torch.load` runs as well, come with it.
+    fn legacy(prefix: &[u8]) -> Option<(Tree, Option<LegacyKeys>, Globals)> {
         let first = machine::run(prefix, 0);
         if first.truncated {
             return None;
         }
-        let magic = matches!(first.root.and_then(|r| first.get(r)), Some(Node::BigInt(b)) if b[..] == LEGACY_MAGIC);
+        // torch compares the number's value, however the pickle encodes it.
+        let magic = matches!(first.root.and_then(|r| first.get(r)), Some(Node::BigInt(b)) if is_legacy_magic(b));
         if !magic {
-            return Some((first, None));
+            return Some((first, None, Vec::new()));
         }
         let mut at = first.end?;
-        let mut trees = Vec::new();
+        let mut trees = vec![first];
         for _ in 0..4 {
             let t = Self::run_at(prefix, 0, at);
             if t.truncated {
@@ -250,7 +294,12 @@ impl PickleDecoder {
             .and_then(|r| keys_tree.items(r))
             .map(|items| items.iter().map(|&k| keys_tree.str(k).unwrap_or_default().to_owned()).collect())
             .unwrap_or_default();
-        Some((object, Some((keys, at))))
+        let side = trees
+            .iter()
+            .chain([&keys_tree])
+            .flat_map(|t| t.globals().map(|(m, n, at)| (m.to_owned(), n.to_owned(), at)))
+            .collect();
+        Some((object, Some((keys, at)), side))
     }
 
     fn advance(&mut self) -> Option<ByteRange> {
@@ -330,11 +379,12 @@ impl PickleDecoder {
                             continue;
                         }
                     };
+                    // Of several (a hostile zip can repeat a name), torch reads the last.
                     let pkl = entries
                         .iter()
                         .enumerate()
                         .filter(|(_, e)| e.name == "data.pkl" || e.name.ends_with("/data.pkl"))
-                        .min_by_key(|(_, e)| e.name.len())
+                        .min_by_key(|&(i, e)| (e.name.len(), std::cmp::Reverse(i)))
                         .map(|(i, _)| i);
                     let Some(pkl) = pkl else {
                         self.fail(
@@ -345,10 +395,34 @@ impl PickleDecoder {
                     };
                     self.prefix = entries[pkl].name.trim_end_matches("data.pkl").to_owned();
                     self.out.facts.push(("archive".into(), self.prefix.trim_end_matches('/').to_owned()));
+                    let same = entries.iter().filter(|e| e.name == entries[pkl].name).count();
+                    if same > 1 {
+                        self.out.findings.push(Finding::warning(
+                            rules::BAD_ZIP,
+                            format!(
+                                "the zip holds {same} entries named {}: torch reads the last, and every one is scanned",
+                                entries[pkl].name
+                            ),
+                        ));
+                    }
                     let mut todo = vec![(pkl, Purpose::Pickle)];
                     if let Some(b) = entries.iter().position(|e| e.name == format!("{}byteorder", self.prefix)) {
                         todo.push((b, Purpose::ByteOrder));
                     }
+                    // Every other pickle in the zip is judged too, as scanners do: what loads
+                    // it (torch.load, a library reading its own entry) runs its imports.
+                    let others: Vec<usize> =
+                        (0..entries.len()).filter(|&i| i != pkl && entries[i].name.ends_with(".pkl")).collect();
+                    if others.len() > MAX_SIDE_PICKLES {
+                        self.out.findings.push(Finding::warning(
+                            rules::TOO_LARGE,
+                            format!(
+                                "the zip holds {} more .pkl entries; the first {MAX_SIDE_PICKLES} are scanned",
+                                others.len()
+                            ),
+                        ));
+                    }
+                    todo.extend(others.into_iter().take(MAX_SIDE_PICKLES).map(|i| (i, Purpose::Scan)));
                     todo.reverse();
                     self.state = State::ZipLocal(entries, todo);
                 }
@@ -387,6 +461,13 @@ impl PickleDecoder {
                             }
                             self.state = State::ZipLocal(entries, todo);
                         }
+                        Purpose::Scan if e.method != 0 || len > MAX_PICKLE_BYTES => {
+                            let msg = format!(
+                                "{} ({len} bytes, method {}) is not read, so its imports are not judged",
+                                e.name, e.method
+                            );
+                            self.unusable(Finding::warning(rules::COMPRESSED, msg), purpose, entries, todo);
+                        }
                         _ if e.method != 0 => {
                             let msg = format!("{} is compressed (method {}): not read", e.name, e.method);
                             self.unusable(Finding::error(rules::COMPRESSED, msg), purpose, entries, todo);
@@ -409,6 +490,12 @@ impl PickleDecoder {
                         self.state = State::ZipBytes(entries, todo, purpose, range);
                         return Some(range);
                     };
+                    if purpose == Purpose::Scan {
+                        let tree = machine::run(&b, range.start);
+                        self.side_imports.extend(tree.globals().map(|(m, n, at)| (m.to_owned(), n.to_owned(), at)));
+                        self.state = State::ZipLocal(entries, todo);
+                        continue;
+                    }
                     if purpose == Purpose::ByteOrder {
                         let order = String::from_utf8_lossy(&b).trim().to_owned();
                         if order == "big" {
@@ -461,15 +548,18 @@ impl PickleDecoder {
                             self.tree = Some(machine::run(&prefix, 0));
                             self.finish();
                         }
-                        Some((tree, None)) => {
+                        Some((tree, None, _)) => {
                             self.tree = Some(tree);
                             self.finish();
                         }
-                        Some((tree, Some((keys, at)))) => {
+                        Some((tree, Some((keys, at)), side)) => {
                             self.out.container = Container::TorchLegacy;
-                            self.storage_types = torch::tensors(&tree)
+                            self.side_imports = side;
+                            // The sizes are counted in elements of the storage's own type (an
+                            // UntypedStorage's in bytes), whatever dtype the tensor views it as.
+                            self.storage_widths = torch::tensors(&tree)
                                 .into_iter()
-                                .filter_map(|t| Some((t.storage.key, t.storage.dtype?)))
+                                .filter_map(|t| Some((t.storage.key, torch::storage_width(&t.storage.type_name)?)))
                                 .collect();
                             self.tree = Some(tree);
                             self.state = State::LegacySizes { keys, next: 0, at };
@@ -495,8 +585,7 @@ impl PickleDecoder {
                         return Some(range);
                     };
                     let numel = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
-                    let dtype = self.storage_types.get(&key).copied();
-                    let Some(width) = dtype.and_then(|d| d.nbytes(1)) else {
+                    let Some(width) = self.storage_widths.get(&key).copied() else {
                         self.out.findings.push(Finding::error(
                             rules::UNKNOWN_STORAGE,
                             format!(

@@ -73,6 +73,18 @@ pub fn storage_dtype(name: &str) -> Option<Dtype> {
     })
 }
 
+/// Bytes per element of a torch storage type, as the legacy format counts a storage's size:
+/// an `UntypedStorage` in bytes, the typed ones (quantized and complex128 included, which are
+/// not decoded) in their elements.
+pub fn storage_width(name: &str) -> Option<u64> {
+    match name {
+        "UntypedStorage" | "QInt8Storage" | "QUInt8Storage" | "QUInt4x2Storage" | "QUInt2x4Storage" => Some(1),
+        "QInt32Storage" => Some(4),
+        "ComplexDoubleStorage" | "torch.complex128" => Some(16),
+        _ => storage_dtype(name).and_then(|d| d.nbytes(1)),
+    }
+}
+
 /// The element type a `torch.<dtype>` global names (`_rebuild_tensor_v3`'s dtype argument).
 fn torch_dtype(name: &str) -> Option<Dtype> {
     Some(match name {
@@ -89,18 +101,46 @@ fn torch_dtype(name: &str) -> Option<Dtype> {
         "complex64" => Dtype::C64,
         "float8_e4m3fn" => Dtype::F8_E4M3,
         "float8_e5m2" => Dtype::F8_E5M2,
+        "float8_e4m3fnuz" => Dtype::F8_E4M3FNUZ,
+        "float8_e5m2fnuz" => Dtype::F8_E5M2FNUZ,
+        "float8_e8m0fnu" => Dtype::F8_E8M0,
+        "uint16" => Dtype::U16,
+        "uint32" => Dtype::U32,
+        "uint64" => Dtype::U64,
         _ => return None,
     })
 }
 
+/// What the pickle's tree holds: the tensors read, and the tensors of kinds not read
+/// (quantized, sparse, nested, meta), each as its name and the rebuild function that makes it.
+#[derive(Default)]
+pub struct Found {
+    pub tensors: Vec<PickledTensor>,
+    pub not_read: Vec<(String, String)>,
+}
+
 /// Every tensor under `tree.root`, named by its path.
 pub fn tensors(tree: &Tree) -> Vec<PickledTensor> {
-    let mut out = Vec::new();
+    found(tree).tensors
+}
+
+/// [`tensors`], and the tensors of kinds not read.
+pub fn found(tree: &Tree) -> Found {
+    let mut out = Found::default();
     let mut seen = HashSet::default();
     if let Some(root) = tree.root {
         walk(tree, root, String::new(), 0, &mut seen, &mut out);
     }
     out
+}
+
+/// The rebuild function of a torch tensor kind that is not read, when `id` calls one.
+fn other_tensor_kind(tree: &Tree, id: Id) -> Option<&str> {
+    let Node::Call { func, .. } = tree.get(id)? else { return None };
+    match tree.global(*func)? {
+        ("torch._utils", f) if f.starts_with("_rebuild_") => Some(f),
+        _ => None,
+    }
 }
 
 fn join(prefix: &str, part: &str) -> String {
@@ -126,12 +166,16 @@ fn key_text(tree: &Tree, id: Id) -> String {
     }
 }
 
-fn walk(tree: &Tree, id: Id, name: String, depth: usize, seen: &mut HashSet<Id>, out: &mut Vec<PickledTensor>) {
-    if depth > MAX_DEPTH || out.len() >= MAX_TENSORS || !seen.insert(id) {
+fn walk(tree: &Tree, id: Id, name: String, depth: usize, seen: &mut HashSet<Id>, out: &mut Found) {
+    if depth > MAX_DEPTH || out.tensors.len() + out.not_read.len() >= MAX_TENSORS || !seen.insert(id) {
         return;
     }
     if let Some(t) = tensor(tree, id, &name, 0) {
-        out.push(t);
+        out.tensors.push(t);
+        return;
+    }
+    if let Some(f) = other_tensor_kind(tree, id) {
+        out.not_read.push((name, f.to_owned()));
         return;
     }
     match tree.get(id) {
@@ -176,7 +220,7 @@ fn walk(tree: &Tree, id: Id, name: String, depth: usize, seen: &mut HashSet<Id>,
 }
 
 /// A BUILD state: `_parameters`, `_buffers` and `_modules` add no name part.
-fn walk_state(tree: &Tree, id: Id, name: &str, depth: usize, seen: &mut HashSet<Id>, out: &mut Vec<PickledTensor>) {
+fn walk_state(tree: &Tree, id: Id, name: &str, depth: usize, seen: &mut HashSet<Id>, out: &mut Found) {
     match tree.get(id) {
         Some(Node::Dict(items)) => {
             for (k, v) in items {
@@ -203,17 +247,7 @@ fn tensor(tree: &Tree, id: Id, name: &str, depth: usize) -> Option<PickledTensor
     let args = tree.items(*args)?;
     match (module, fname, kind) {
         ("torch._utils", "_rebuild_tensor" | "_rebuild_tensor_v2" | "_rebuild_tensor_v3", _) => {
-            let storage = storage(tree, *args.first()?)?;
-            let offset = u64::try_from(tree.int(*args.get(1)?)?).ok()?;
-            let shape = ints(tree, *args.get(2)?)?;
-            let strides = ints(tree, *args.get(3)?)?;
-            let mut storage = storage;
-            if fname == "_rebuild_tensor_v3" {
-                if let Some(d) = args.get(6).and_then(|&d| tree.global(d)).and_then(|(_, n)| torch_dtype(n)) {
-                    storage.dtype = Some(d);
-                }
-            }
-            Some(PickledTensor { name: name.to_owned(), storage, storage_offset: offset, shape, strides })
+            rebuilt(tree, fname, args, name)
         }
         ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state", _)
         | ("torch.nn.parameter", "Parameter", CallKind::Reduce | CallKind::NewObj) => {
@@ -224,24 +258,32 @@ fn tensor(tree: &Tree, id: Id, name: &str, depth: usize) -> Option<PickledTensor
             let inner_func = *args.first()?;
             let inner_args = *args.get(2)?;
             let (m, f) = tree.global(inner_func)?;
-            if m != "torch._utils" {
+            if m != "torch._utils" || !f.starts_with("_rebuild_tensor") {
                 return None;
             }
-            let a = tree.items(inner_args)?;
-            let storage = storage(tree, *a.first()?)?;
-            let offset = u64::try_from(tree.int(*a.get(1)?)?).ok()?;
-            let shape = ints(tree, *a.get(2)?)?;
-            let strides = ints(tree, *a.get(3)?)?;
-            (f.starts_with("_rebuild_tensor")).then(|| PickledTensor {
-                name: name.to_owned(),
-                storage,
-                storage_offset: offset,
-                shape,
-                strides,
-            })
+            rebuilt(tree, f, tree.items(inner_args)?, name)
         }
         _ => None,
     }
+}
+
+/// The tensor `_rebuild_tensor{,_v2,_v3}(storage, offset, shape, strides, …)` builds; v3's
+/// seventh argument is the dtype the storage's bytes are viewed as.
+fn rebuilt(tree: &Tree, fname: &str, args: &[Id], name: &str) -> Option<PickledTensor> {
+    let mut storage = storage(tree, *args.first()?)?;
+    let offset = u64::try_from(tree.int(*args.get(1)?)?).ok()?;
+    let shape = ints(tree, *args.get(2)?)?;
+    let strides = ints(tree, *args.get(3)?)?;
+    if fname == "_rebuild_tensor_v3" {
+        if let Some((_, n)) = args.get(6).and_then(|&d| tree.global(d)) {
+            storage.dtype = torch_dtype(n);
+            if storage.dtype.is_none() {
+                // An element type not decoded (complex128): named as torch names it.
+                storage.type_name = format!("torch.{n}");
+            }
+        }
+    }
+    Some(PickledTensor { name: name.to_owned(), storage, storage_offset: offset, shape, strides })
 }
 
 /// A shape or strides: a tuple or list of integers, or a call over one (torch.Size((…)) pickles
