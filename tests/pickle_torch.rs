@@ -153,4 +153,12 @@ fn code_torch_would_run_is_found_wherever_the_container_hides_it() {
     let bytes = std::fs::read(path("evil-other-pkl.pt")).unwrap();
     let cp = open_one("x.pt", &bytes);
     assert!(common::codes(&cp).contains(&"pickle.dangerous_import"));
+    // A data.pkl that cannot be read (its central entry says deflated) skips no other pickle.
+    let mut deflated = bytes.clone();
+    let name = b"archive/data.pkl";
+    let at = deflated.windows(name.len()).rposition(|w| w == name).unwrap() - 46;
+    assert_eq!(&deflated[at..at + 4], b"PK\x01\x02", "the central entry");
+    deflated[at + 10] = 8;
+    let c = common::codes(&open_one("x.pt", &deflated));
+    assert!(c.contains(&"pickle.compressed") && c.contains(&"pickle.dangerous_import"), "{c:?}");
 }

@@ -375,12 +375,10 @@ impl Machine<'_> {
             }
             b'L' => {
                 let l = self.line()?.trim().trim_end_matches('L').to_owned();
-                match l.parse::<i64>() {
-                    Ok(v) => self.int(v)?,
-                    Err(_) if decimal_le(&l).is_some() => {
-                        self.push(Node::BigInt(decimal_le(&l).unwrap_or_default()))?
-                    }
-                    Err(_) => return bad("LONG is not a number"),
+                match (l.parse::<i64>(), decimal_le(&l)) {
+                    (Ok(v), _) => self.int(v)?,
+                    (Err(_), Some(b)) => self.push(Node::BigInt(b))?,
+                    (Err(_), None) => return bad("LONG is not a number"),
                 }
             }
             0x8a => {

@@ -405,12 +405,9 @@ impl PickleDecoder {
                             ),
                         ));
                     }
-                    let mut todo = vec![(pkl, Purpose::Pickle)];
-                    if let Some(b) = entries.iter().position(|e| e.name == format!("{}byteorder", self.prefix)) {
-                        todo.push((b, Purpose::ByteOrder));
-                    }
                     // Every other pickle in the zip is judged too, as scanners do: what loads
-                    // it (torch.load, a library reading its own entry) runs its imports.
+                    // it (torch.load, a library reading its own entry) runs its imports. They
+                    // are read first, so a data.pkl that cannot be used does not skip them.
                     let others: Vec<usize> =
                         (0..entries.len()).filter(|&i| i != pkl && entries[i].name.ends_with(".pkl")).collect();
                     if others.len() > MAX_SIDE_PICKLES {
@@ -422,7 +419,12 @@ impl PickleDecoder {
                             ),
                         ));
                     }
-                    todo.extend(others.into_iter().take(MAX_SIDE_PICKLES).map(|i| (i, Purpose::Scan)));
+                    let mut todo: Vec<(usize, Purpose)> =
+                        others.into_iter().take(MAX_SIDE_PICKLES).map(|i| (i, Purpose::Scan)).collect();
+                    todo.push((pkl, Purpose::Pickle));
+                    if let Some(b) = entries.iter().position(|e| e.name == format!("{}byteorder", self.prefix)) {
+                        todo.push((b, Purpose::ByteOrder));
+                    }
                     todo.reverse();
                     self.state = State::ZipLocal(entries, todo);
                 }
