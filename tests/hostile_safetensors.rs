@@ -137,6 +137,15 @@ fn unknown_entry_fields_are_judged_as_the_reference_judges_them() {
     assert!(cp.findings.is_empty(), "{:?}", cp.findings);
     assert_eq!(cp.tensors[0].shape, [4]);
     has(&safetensors(r#"{"a":["U8",[4]]}"#, 4), rules::BAD_TENSOR_ENTRY);
+    // And a dtype as serde's other spelling of a unit variant, a map of its name to null.
+    let cp =
+        open_one("x.safetensors", &safetensors(r#"{"a":{"dtype":{"U8":null},"shape":[4],"data_offsets":[0,4]}}"#, 4));
+    assert!(cp.findings.is_empty(), "{:?}", cp.findings);
+    assert_eq!(cp.tensors[0].dtype.name(), "U8");
+    for bad in [r#"{"U8":1}"#, r#"{}"#, r#"{"U8":null,"F32":null}"#, "7"] {
+        let h = format!(r#"{{"a":{{"dtype":{bad},"shape":[4],"data_offsets":[0,4]}}}}"#);
+        has(&safetensors(&h, 4), rules::BAD_TENSOR_ENTRY);
+    }
     has(&safetensors(r#"{"a":["U8",[4],[0,4],1]}"#, 4), rules::BAD_TENSOR_ENTRY);
 }
 

@@ -639,7 +639,7 @@ impl<'de> serde::Deserialize<'de> for RawEntry<'de> {
                         "data_offsets" if data_offsets.is_some() => {
                             return Err(A::Error::duplicate_field("data_offsets"))
                         }
-                        "dtype" => dtype = Some(map.next_value::<Borrowed<'de>>()?.0),
+                        "dtype" => dtype = Some(map.next_value::<DtypeName<'de>>()?.0),
                         "shape" => shape = Some(map.next_value()?),
                         "data_offsets" => data_offsets = Some(map.next_value()?),
                         _ => {
@@ -661,7 +661,7 @@ impl<'de> serde::Deserialize<'de> for RawEntry<'de> {
             // The reference's derived struct also takes its fields as an array, in order.
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawEntry<'de>, A::Error> {
                 use serde::de::Error;
-                let dtype = seq.next_element::<Borrowed<'de>>()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                let dtype = seq.next_element::<DtypeName<'de>>()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
                 let shape = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
                 let data_offsets = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(2, &self))?;
                 if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
@@ -680,6 +680,39 @@ fn depth(v: &serde_json::Value) -> usize {
         serde_json::Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
         serde_json::Value::Object(o) => 1 + o.values().map(depth).max().unwrap_or(0),
         _ => 0,
+    }
+}
+
+/// A dtype as the reference's serde enum reads it: its name, or a map of its name to `null`
+/// (serde's other spelling of a unit variant).
+struct DtypeName<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for DtypeName<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl<'de> serde::de::Visitor<'de> for Name {
+            type Value = DtypeName<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a dtype name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<DtypeName<'de>, E> {
+                Ok(DtypeName(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<DtypeName<'de>, E> {
+                Ok(DtypeName(std::borrow::Cow::Owned(v.to_owned())))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<DtypeName<'de>, A::Error> {
+                use serde::de::Error;
+                let Some((Borrowed(name), ())) = map.next_entry::<Borrowed<'de>, ()>()? else {
+                    return Err(A::Error::invalid_length(0, &"one dtype"));
+                };
+                if map.next_key::<serde::de::IgnoredAny>()?.is_some() {
+                    return Err(A::Error::invalid_length(2, &"one dtype"));
+                }
+                Ok(DtypeName(name))
+            }
+        }
+        d.deserialize_any(Name)
     }
 }
 
