@@ -592,7 +592,8 @@ impl HeaderDecoder {
         let remaining = frame.len - frame.read;
         let mut outcome = Outcome::Progress;
         let mut used = 0;
-        let mut bad = Vec::new();
+        // Items that are not valid UTF-8 or not 0/1, and the first of them (its index).
+        let (mut bad, mut first_bad) = (0u64, None);
         while done < remaining {
             let item_start = r.pos();
             let item = if item_type == ValueType::String {
@@ -600,7 +601,8 @@ impl HeaderDecoder {
                 match r.string_bytes("string", MAX_STRING_BYTES.min(left)) {
                     Ok(s) => {
                         if std::str::from_utf8(s).is_err() {
-                            bad.push(frame.read + done);
+                            bad += 1;
+                            first_bad = first_bad.or(Some(frame.read + done));
                         }
                         if kept + keep.len() < ARRAY_ITEMS_KEPT {
                             Some(Value::String(String::from_utf8_lossy(s).into_owned()))
@@ -622,7 +624,8 @@ impl HeaderDecoder {
                     break;
                 }
                 if item_type == ValueType::Bool && bytes.get(item_start as usize).is_some_and(|&b| b > 1) {
-                    bad.push(frame.read + done);
+                    bad += 1;
+                    first_bad = first_bad.or(Some(frame.read + done));
                 }
                 match r.fixed_value(item_type).map(|v| v.expect("string and array items are read above")) {
                     Ok(v) => Some(v),
@@ -639,10 +642,10 @@ impl HeaderDecoder {
             used = r.pos();
         }
         let frame = self.frames.last_mut().expect("array state has a frame");
-        if let Some(&first) = bad.first() {
-            frame.first_bad = if frame.bad_items == 0 { first } else { frame.first_bad };
-            frame.bad_items += bad.len() as u64;
+        if let Some(first) = first_bad.filter(|_| frame.bad_items == 0) {
+            frame.first_bad = first;
         }
+        frame.bad_items += bad;
         frame.read += done;
         frame.items.extend(keep);
         self.window.consume(start + used);
