@@ -131,6 +131,10 @@ fn a_tensor_in_two_shards_is_reported() {
     let (a, b) = (shard(&["x"]), shard(&["x"]));
     let cp = open_all(&[(S1, &a), (S2, &b)]);
     assert_eq!(codes(&cp), vec![rules::DUPLICATE_TENSOR]);
+    // An index that places it in the second copy's shard is not also wrong.
+    let i = index(16, &[("x", S2)]);
+    let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &i)]);
+    assert_eq!(codes(&cp), vec![rules::DUPLICATE_TENSOR], "{:?}", cp.findings);
 }
 
 #[test]

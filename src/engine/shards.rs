@@ -396,8 +396,16 @@ fn check_index(
     // The file of each shard the index names, looked up once per shard, not per entry.
     let shard_file: Vec<Option<usize>> = index.shards.iter().map(|s| file_named.get(base_name(s)).copied()).collect();
     let mut missing_shards = BTreeMap::new();
-    // By each name's first tensor.
+    // By each name's first tensor; the later copies of a name (each an error of its own) are
+    // looked up by file, so an entry naming a shard that holds a copy is not also wrong.
     let mut indexed = vec![false; tensors.len()];
+    let copies: HashSet<(&str, usize)> = tensors
+        .iter()
+        .zip(&names.first_of)
+        .enumerate()
+        .filter(|&(i, (_, &j))| i != j)
+        .map(|(_, (t, _))| (t.name.as_str(), t.file))
+        .collect();
     for (i, (name, shard_no)) in index.weight_map.iter().enumerate() {
         let shard = index.shard_of(i);
         let found = names.first.get(name.as_str()).copied();
@@ -409,7 +417,7 @@ fn check_index(
             continue;
         };
         match found.map(|j| tensors[j].file) {
-            Some(got) if got == want => {}
+            Some(got) if got == want || copies.contains(&(name.as_str(), want)) => {}
             Some(got) => findings.push(
                 Finding::error(
                     rules::WRONG_SHARD,
