@@ -11,11 +11,6 @@ use serde_json::Value as Json;
 use tensorscope::cli::open_paths;
 use tensorscope::engine::step::CHUNK_BYTES;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
-
 fn fixture(rel: &str) -> String {
     fixtures().join(rel).to_string_lossy().into_owned()
 }

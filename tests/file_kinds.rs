@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
 use serde_json::Value as Json;
 use tensorscope::cli::open_paths;
@@ -13,11 +11,6 @@ use tensorscope::engine::adapter::{adapter, scalars_job, Alpha, Flavour};
 use tensorscope::engine::kind::{kind, Kind};
 use tensorscope::engine::model::{Checkpoint, Lost};
 use tensorscope::engine::training::training;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
 
 fn path(rel: &str) -> String {
     fixtures().join("kinds").join(rel).to_string_lossy().into_owned()

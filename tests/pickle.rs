@@ -6,17 +6,11 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use common::*;
 use serde_json::Value as Json;
 use tensorscope::engine::model::Lost;
 use tensorscope::engine::pickle::machine;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
 
 fn path(rel: &str) -> String {
     fixtures().join("pickle").join(rel).to_string_lossy().into_owned()

@@ -5,15 +5,8 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
 use serde_json::Value as Json;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
 
 fn path(file: &str) -> String {
     fixtures().join("pickle/torch").join(file).to_string_lossy().into_owned()

@@ -5,14 +5,8 @@
 
 mod common;
 
-use std::process::Command;
-
+use common::run;
 use serde_json::Value as Json;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
 
 fn expected() -> Vec<Json> {
     let text = std::fs::read_to_string(common::fixtures().join("values/expected.json")).unwrap();

@@ -9,6 +9,12 @@ use tensorscope::engine::range::ByteRange;
 use tensorscope::engine::shards::{assemble, Assembling};
 use tensorscope::engine::step::{drive, Decoder, Step};
 
+/// Run the `tensorscope` binary: its exit code, stdout and stderr.
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
 /// The fixture folder.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
