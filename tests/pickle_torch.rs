@@ -111,11 +111,13 @@ fn what_is_not_read_is_said_and_nothing_else_is_flagged() {
     only("attrs.pt", &[]);
     let r = only("proto1-legacy.pt", &[]);
     assert_eq!(r["metadata"]["pickle.container"], "torch legacy");
-    // Quantized and sparse tensors: said, not dropped silently.
-    let r = only("kinds.pt", &["pickle.tensor_not_read", "pickle.tensor_not_read"]);
+    // Quantized and sparse tensors (one with an attribute, so inside _rebuild_from_type_v2):
+    // said, not dropped silently.
+    let r = only("kinds.pt", &["pickle.tensor_not_read"; 3]);
     let msgs: Vec<&str> = r["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
     assert!(msgs[0].contains("'q'") && msgs[0].contains("_rebuild_qtensor"), "{msgs:?}");
     assert!(msgs[1].contains("'sp'") && msgs[1].contains("_rebuild_sparse_tensor"), "{msgs:?}");
+    assert!(msgs[2].contains("'qa'") && msgs[2].contains("_rebuild_qtensor"), "{msgs:?}");
     // Two paths flattening to one name.
     only("collide.pt", &["pickle.duplicate_name"]);
 }

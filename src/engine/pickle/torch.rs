@@ -134,11 +134,16 @@ pub fn found(tree: &Tree) -> Found {
     out
 }
 
-/// The rebuild function of a torch tensor kind that is not read, when `id` calls one.
+/// The rebuild function of a torch tensor kind that is not read, when `id` calls one (directly,
+/// or inside `_rebuild_from_type_v2`, as a tensor with Python attributes is pickled).
 fn other_tensor_kind(tree: &Tree, id: Id) -> Option<&str> {
-    let Node::Call { func, .. } = tree.get(id)? else { return None };
+    let Node::Call { func, args, .. } = tree.get(id)? else { return None };
     match tree.global(*func)? {
         ("torch._utils", f) if f.starts_with("_rebuild_") => Some(f),
+        ("torch._tensor", "_rebuild_from_type_v2") => match tree.global(*tree.items(*args)?.first()?)? {
+            ("torch._utils", f) if f.starts_with("_rebuild_") => Some(f),
+            _ => None,
+        },
         _ => None,
     }
 }
