@@ -79,22 +79,11 @@ fn the_safety_verdict_agrees_with_picklescan() {
     let want = expected();
     for (file, verdict) in want["picklescan"].as_object().unwrap() {
         let (code, r) = inspect(file);
-        let dangerous: BTreeSet<String> = r["imports"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|i| i["verdict"] == "dangerous")
-            .map(|i| format!("{}.{}", i["module"].as_str().unwrap(), i["name"].as_str().unwrap()))
-            .collect();
+        let dangerous = import_names(&r, Some("dangerous"));
         let theirs: BTreeSet<String> =
             verdict["dangerous"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_owned()).collect();
         assert_eq!(dangerous, theirs, "{file}");
-        let all: BTreeSet<String> = r["imports"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| format!("{}.{}", i["module"].as_str().unwrap(), i["name"].as_str().unwrap()))
-            .collect();
+        let all = import_names(&r, None);
         let their_all: BTreeSet<String> =
             verdict["globals"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_owned()).collect();
         assert_eq!(all, their_all, "{file}: every import is listed");

@@ -129,13 +129,7 @@ fn code_torch_would_run_is_found_wherever_the_container_hides_it() {
     {
         let (code, r) = check(file);
         assert_eq!(code, 1, "{file}: {:?}", r["findings"]);
-        let dangerous: Vec<String> = r["imports"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|i| i["verdict"] == "dangerous")
-            .map(|i| format!("{}.{}", i["module"].as_str().unwrap(), i["name"].as_str().unwrap()))
-            .collect();
+        let dangerous = import_names(&r, Some("dangerous"));
         assert!(dangerous.iter().any(|d| d.ends_with(".system")), "{file}: {dangerous:?}");
         assert!(codes(&r).contains(&"pickle.dangerous_import".to_owned()), "{file}");
     }

@@ -15,6 +15,17 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
+/// The `module.name` of each import a `check --json` report lists, of one verdict or all.
+pub fn import_names(report: &serde_json::Value, verdict: Option<&str>) -> std::collections::BTreeSet<String> {
+    report["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| verdict.is_none_or(|v| i["verdict"] == v))
+        .map(|i| format!("{}.{}", i["module"].as_str().unwrap(), i["name"].as_str().unwrap()))
+        .collect()
+}
+
 /// The fixture folder.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

@@ -51,6 +51,11 @@ const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 
 /// Most `.pkl` entries of a zip read to judge their imports.
 const MAX_SIDE_PICKLES: usize = 64;
 
+/// The imports `tree` names, kept apart from it.
+fn owned_globals(tree: &Tree) -> impl Iterator<Item = (String, String, u64)> + '_ {
+    tree.globals().map(|(m, n, at)| (m.to_owned(), n.to_owned(), at))
+}
+
 /// Whether two's-complement little-endian `b` is the magic number, in any length (sign bytes
 /// padded on, as an 11-byte LONG1 or a LONG4 has them).
 fn is_legacy_magic(b: &[u8]) -> bool {
@@ -294,11 +299,7 @@ impl PickleDecoder {
             .and_then(|r| keys_tree.items(r))
             .map(|items| items.iter().map(|&k| keys_tree.str(k).unwrap_or_default().to_owned()).collect())
             .unwrap_or_default();
-        let side = trees
-            .iter()
-            .chain([&keys_tree])
-            .flat_map(|t| t.globals().map(|(m, n, at)| (m.to_owned(), n.to_owned(), at)))
-            .collect();
+        let side = trees.iter().chain([&keys_tree]).flat_map(owned_globals).collect();
         Some((object, Some((keys, at)), side))
     }
 
@@ -494,7 +495,7 @@ impl PickleDecoder {
                     };
                     if purpose == Purpose::Scan {
                         let tree = machine::run(&b, range.start);
-                        self.side_imports.extend(tree.globals().map(|(m, n, at)| (m.to_owned(), n.to_owned(), at)));
+                        self.side_imports.extend(owned_globals(&tree));
                         self.state = State::ZipLocal(entries, todo);
                         continue;
                     }
