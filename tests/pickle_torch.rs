@@ -120,13 +120,28 @@ fn what_is_not_read_is_said_and_nothing_else_is_flagged() {
     assert!(msgs[2].contains("'qa'") && msgs[2].contains("_rebuild_qtensor"), "{msgs:?}");
     // Two paths flattening to one name.
     only("collide.pt", &["pickle.duplicate_name"]);
+    // torch < 0.4's tar: a tensor at an offset into a storage another shares, and one viewing
+    // a storage view, each at its own bytes.
+    let r = only("tar-legacy.pt", &[]);
+    assert_eq!(r["metadata"]["pickle.container"], "torch tar");
+    let at = |name: &str| {
+        let t = r["tensors"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap();
+        t["offset"].as_u64().unwrap()
+    };
+    assert_eq!(at("layer.bias"), at("layer.weight") + 4 * 4);
 }
 
 #[test]
 fn code_torch_would_run_is_found_wherever_the_container_hides_it() {
-    for file in
-        ["evil-magic-long1.pt", "evil-magic-long4.pt", "evil-sysinfo.pt", "evil-dup-data-pkl.pt", "evil-other-pkl.pt"]
-    {
+    for file in [
+        "evil-magic-long1.pt",
+        "evil-magic-long4.pt",
+        "evil-sysinfo.pt",
+        "evil-dup-data-pkl.pt",
+        "evil-other-pkl.pt",
+        "evil-tar-polyglot.pt",
+        "evil-tar-storages.pt",
+    ] {
         let (code, r) = check(file);
         assert_eq!(code, 1, "{file}: {:?}", r["findings"]);
         let dangerous = import_names(&r, Some("dangerous"));
@@ -136,6 +151,9 @@ fn code_torch_would_run_is_found_wherever_the_container_hides_it() {
     // The magic number however encoded: the legacy container is recognised.
     let (_, r) = check("evil-magic-long1.pt");
     assert_eq!(r["metadata"]["pickle.container"], "torch legacy");
+    // A file that starts with a harmless pickle but is a tar: torch.load reads the tar.
+    let (_, r) = check("evil-tar-polyglot.pt");
+    assert_eq!(r["metadata"]["pickle.container"], "torch tar");
     let (_, r) = check("evil-dup-data-pkl.pt");
     assert!(codes(&r).contains(&"pickle.bad_zip".to_owned()), "the repeated entry is said");
     // Opened in memory too (the browser's path).

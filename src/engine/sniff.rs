@@ -50,7 +50,8 @@ pub fn sniff(name: &str, head: &[u8]) -> FileKind {
 }
 
 fn is_pickle_name(lower: &str) -> bool {
-    [".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle"].iter().any(|e| lower.ends_with(e))
+    // `.pth.tar`: the name old training scripts gave torch.save's output (`model_best.pth.tar`).
+    [".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".pth.tar", ".pt.tar"].iter().any(|e| lower.ends_with(e))
 }
 
 /// An 8-byte little-endian length followed by `{`.
@@ -68,6 +69,8 @@ mod tests {
         assert_eq!(sniff("x.bin", b"\x02\0\0\0\0\0\0\0{}"), FileKind::Safetensors);
         assert_eq!(sniff("model.safetensors.index.json", b"{\n"), FileKind::Index);
         assert!(matches!(sniff("pytorch_model.bin", b"PK\x03\x04...."), FileKind::Pickle(_)));
+        assert!(matches!(sniff("model_best.pth.tar", b"PK\x03\x04...."), FileKind::Pickle(_)));
+        assert_eq!(sniff("dataset.tar", b"PK\x03\x04...."), FileKind::Other);
         assert!(matches!(sniff("weights", b"\x80\x02}q\0"), FileKind::Pickle(_)));
         assert_eq!(sniff("model/config.json", b"{\"a\": 1}"), FileKind::Config);
         assert_eq!(sniff("model/Tokenizer_Config.json", b"{"), FileKind::Config);

@@ -131,6 +131,7 @@ fn import_findings(path: &str, read: &PickleRead) -> Vec<Finding> {
     }
     let what = match read.container {
         Container::TorchZip => "a pickle of the zip",
+        Container::TorchTar => "a pickle of the tar",
         _ => "the pickle",
     };
     let mut out: Vec<Finding> = seen

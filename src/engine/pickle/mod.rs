@@ -1,12 +1,16 @@
 //! PyTorch pickle checkpoints opened without running them: the torch.save zip (`data.pkl` and
 //! its `data/<key>` storages, read in place), the legacy format (magic number, protocol, system
-//! info, the pickle, the storage keys, then the raw storages) and plain pickle streams. A
+//! info, the pickle, the storage keys, then the raw storages), the tar archives of torch < 0.4
+//! ([`tar`], [`tar_records`]) and plain pickle streams. A
 //! [`machine`] builds a tree of what the pickle says; [`torch`] finds the tensors in it;
 //! [`safety`] judges every import. Nothing is ever imported or called.
 
 pub mod assemble;
 pub mod machine;
 pub mod safety;
+pub mod tar;
+mod tar_load;
+pub mod tar_records;
 pub mod torch;
 pub mod zip;
 
@@ -38,6 +42,7 @@ pub mod rules {
     pub const TENSOR_NOT_READ: &str = "pickle.tensor_not_read";
     pub const DUPLICATE_NAME: &str = "pickle.duplicate_name";
     pub const UNDECODED_TYPE: &str = "pickle.undecoded_type";
+    pub const BAD_TAR: &str = "pickle.bad_tar";
 }
 
 /// Largest pickle read (the `data.pkl` of a 70B model is a few MB).
@@ -50,6 +55,11 @@ const MAX_BYTEORDER_BYTES: u64 = 16;
 const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
 /// Most `.pkl` entries of a zip read to judge their imports.
 const MAX_SIDE_PICKLES: usize = 64;
+/// Most tar headers walked (torch writes four members).
+const MAX_TAR_MEMBERS: usize = 256;
+/// The first read of a record in a tar's `storages` member; grown while a record's pickle runs
+/// past it.
+const FIRST_RECORD_WINDOW: u64 = 64 << 10;
 
 /// The imports `tree` names, kept apart from it.
 fn owned_globals(tree: &Tree) -> impl Iterator<Item = (String, String, u64)> + '_ {
@@ -71,6 +81,8 @@ fn is_legacy_magic(b: &[u8]) -> bool {
 pub enum Container {
     TorchZip,
     TorchLegacy,
+    /// The tar archive of torch < 0.4.
+    TorchTar,
     Plain,
 }
 
@@ -79,6 +91,7 @@ impl Container {
         match self {
             Container::TorchZip => "torch zip",
             Container::TorchLegacy => "torch legacy",
+            Container::TorchTar => "torch tar",
             Container::Plain => "pickle",
         }
     }
@@ -149,7 +162,62 @@ enum State {
         next: usize,
         at: u64,
     },
+    /// A tar's headers, walked from the next one.
+    TarHeaders(TarWalk),
+    /// The data of a tar extension header (PAX records, a GNU long name).
+    TarExtension(TarWalk, tar::Kind, ByteRange),
+    /// The records of the `storages` member.
+    TarStorages(TarLeft, StorageWalk),
+    /// A whole member: the `tensors` records, or the object pickle.
+    TarMember(TarLeft, TarRole, ByteRange),
     Done,
+}
+
+/// Where a tar's header walk is.
+#[derive(Default)]
+struct TarWalk {
+    /// The next header's offset.
+    at: u64,
+    members: Vec<TarMember>,
+    /// What extension headers set for the next member (the first one read wins, as the
+    /// outermost does in Python).
+    next: tar::Pax,
+    /// The path a global PAX header sets for every later member.
+    global_path: Option<Vec<u8>>,
+    /// Whether the last header read was an extension, which needs a member after it.
+    after_extension: bool,
+}
+
+/// One member of a tar.
+struct TarMember {
+    name: Vec<u8>,
+    kind: tar::Kind,
+    start: u64,
+    size: u64,
+}
+
+/// The members of a tar still to read, after the `storages` records.
+#[derive(Clone, Copy)]
+struct TarLeft {
+    tensors: Option<ByteRange>,
+    pickle: Option<ByteRange>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TarRole {
+    Tensors,
+    Pickle,
+}
+
+/// Where the `storages` records are read.
+#[derive(Clone, Copy)]
+struct StorageWalk {
+    member: ByteRange,
+    /// The next record's offset.
+    at: u64,
+    window: u64,
+    /// Storage records left (`None` before the count is read).
+    left: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,8 +244,15 @@ pub struct PickleDecoder {
     /// the storages.
     storage_widths: HashMap<String, u64>,
     /// The imports of pickles that are run on load but hold no tensors: the legacy format's
-    /// magic, protocol, system info and keys, other `.pkl` entries of a zip.
+    /// magic, protocol, system info and keys, other `.pkl` entries of a zip, a tar's records.
     side_imports: Globals,
+    /// The first block is a tar header, but `tarfile` gives up on the archive later: torch then
+    /// reads the file as the legacy format, and so does this.
+    tar_refused: bool,
+    /// A tar's storages by key, as its `storages` records give them.
+    tar_storages: HashMap<String, torch::Storage>,
+    /// A tar's tensors by key, as its `tensors` records give them (named by the object pickle).
+    tar_tensors: HashMap<String, PickledTensor>,
 }
 
 impl PickleDecoder {
@@ -194,6 +269,9 @@ impl PickleDecoder {
             prefix: String::new(),
             storage_widths: HashMap::default(),
             side_imports: Vec::new(),
+            tar_refused: false,
+            tar_storages: HashMap::default(),
+            tar_tensors: HashMap::default(),
         }
     }
 
@@ -244,7 +322,7 @@ impl PickleDecoder {
                     format!("the pickle stops being read at byte {}: {}; what was read before is shown", s.at, s.why),
                 ));
             }
-            let found = torch::found(&tree);
+            let found = torch::found_in(&tree, &self.tar_tensors);
             let mut cap = crate::findings::RuleCap::default();
             for (name, rebuild) in found.not_read {
                 self.out.findings.push(Finding::warning(
@@ -542,6 +620,21 @@ impl PickleDecoder {
                         self.state = State::Prefix(len);
                         return Some(range);
                     };
+                    // torch.load tries a tar first: a file whose first block is a tar header is
+                    // one, whatever else it could be read as.
+                    if !self.tar_refused && tar::is_header(&prefix) {
+                        self.out.container = Container::TorchTar;
+                        // Should tarfile give up later, torch reads the legacy format from byte
+                        // 0: the imports that would run then are judged too.
+                        match Self::legacy(&prefix) {
+                            Some((tree, _, side)) => {
+                                self.side_imports.extend(side.into_iter().chain(owned_globals(&tree)))
+                            }
+                            None => self.side_imports.extend(owned_globals(&machine::run(&prefix, 0))),
+                        }
+                        self.state = State::TarHeaders(TarWalk::default());
+                        continue;
+                    }
                     match Self::legacy(&prefix) {
                         None if len < self.file_len.min(MAX_PICKLE_BYTES) => {
                             self.state = State::Prefix(len.saturating_mul(4).min(self.file_len).min(MAX_PICKLE_BYTES));
@@ -611,6 +704,67 @@ impl PickleDecoder {
                     };
                     self.out.storages.insert(key, Located { start, len: end - start });
                     self.state = State::LegacySizes { keys, next: next + 1, at: end };
+                }
+                State::TarHeaders(walk) => {
+                    if let Some(range) = self.tar_header(walk) {
+                        return Some(range);
+                    }
+                }
+                State::TarExtension(mut walk, kind, range) => {
+                    let Some(data) = self.got(range) else {
+                        self.state = State::TarExtension(walk, kind, range);
+                        return Some(range);
+                    };
+                    match kind {
+                        tar::Kind::Pax { global } => {
+                            let mut pax = tar::Pax::default();
+                            if tar::Pax::read(&data, &mut pax).is_none() {
+                                // tarfile calls the header invalid: the members end before it.
+                                self.tar_end(walk, false);
+                                continue;
+                            }
+                            if global {
+                                walk.global_path = pax.path.or(walk.global_path);
+                            } else {
+                                walk.next.path = walk.next.path.or(pax.path);
+                                walk.next.size = walk.next.size.or(pax.size);
+                            }
+                        }
+                        tar::Kind::GnuLong { name: true } => {
+                            let name = data.split(|&b| b == 0).next().unwrap_or_default().to_vec();
+                            walk.next.path = walk.next.path.or(Some(name));
+                        }
+                        _ => {}
+                    }
+                    match tar::padded(range.len()).and_then(|p| range.start.checked_add(p)) {
+                        Some(at) => {
+                            walk.at = at;
+                            walk.after_extension = true;
+                            self.state = State::TarHeaders(walk);
+                        }
+                        None => self.tar_end(walk, true),
+                    }
+                }
+                State::TarStorages(left, walk) => {
+                    if let Some(range) = self.tar_storages(left, walk) {
+                        return Some(range);
+                    }
+                }
+                State::TarMember(left, role, range) => {
+                    let Some(b) = self.got(range) else {
+                        self.state = State::TarMember(left, role, range);
+                        return Some(range);
+                    };
+                    match role {
+                        TarRole::Tensors => {
+                            self.tar_tensor_records(&b, range.start);
+                            self.tar_next(TarLeft { tensors: None, ..left });
+                        }
+                        TarRole::Pickle => {
+                            self.tree = Some(machine::run(&b, range.start));
+                            self.finish();
+                        }
+                    }
                 }
             }
         }

@@ -88,6 +88,9 @@ const EXPECTED: &[Rule] = &[
             "Float8_e5m2Storage",
         ],
     ),
+    // torch < 0.4's tensor and storage types, as its tar archives name them.
+    ("torch", LEGACY_TYPES),
+    ("torch.cuda", LEGACY_TYPES),
     ("numpy", &["dtype", "ndarray"]),
     ("numpy.core.multiarray", &["_reconstruct", "scalar"]),
     ("numpy._core.multiarray", &["_reconstruct", "scalar"]),
@@ -95,6 +98,27 @@ const EXPECTED: &[Rule] = &[
     ("builtins", &["set", "frozenset", "slice", "complex", "bytearray", "float", "int", "list", "dict", "tuple"]),
     ("__builtin__", &["set", "frozenset", "slice", "complex", "bytearray"]),
     ("argparse", &["Namespace"]),
+];
+
+/// The typed tensor and storage classes of torch < 0.4 (`torch.FloatTensor`,
+/// `torch.cuda.FloatStorage`).
+const LEGACY_TYPES: &[&str] = &[
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "LongTensor",
+    "IntTensor",
+    "ShortTensor",
+    "CharTensor",
+    "ByteTensor",
+    "FloatStorage",
+    "DoubleStorage",
+    "HalfStorage",
+    "LongStorage",
+    "IntStorage",
+    "ShortStorage",
+    "CharStorage",
+    "ByteStorage",
 ];
 
 /// Modules (every name, and their submodules) that run programs or reach outside.

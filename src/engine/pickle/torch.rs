@@ -2,7 +2,7 @@
 //! persistent id naming its key, element type and size), the storage offset, the shape and the
 //! strides. Nested dicts (`state_dict`, `model`, modules' `_parameters`) flatten to dotted names.
 
-use crate::hash::HashSet;
+use crate::hash::{HashMap, HashSet};
 
 use super::machine::{CallKind, Id, Node, Tree};
 use crate::safetensors::Dtype;
@@ -126,12 +126,17 @@ pub fn tensors(tree: &Tree) -> Vec<PickledTensor> {
 
 /// [`tensors`], and the tensors of kinds not read.
 pub fn found(tree: &Tree) -> Found {
-    let mut out = Found::default();
-    let mut seen = HashSet::default();
+    found_in(tree, &HashMap::default())
+}
+
+/// [`found`], where a persistent id can also name a tensor by its key (a torch tar archive's
+/// object pickle does: `by_key` holds its tensor records, each still unnamed).
+pub fn found_in(tree: &Tree, by_key: &HashMap<String, PickledTensor>) -> Found {
+    let mut w = Walk { tree, by_key, seen: HashSet::default(), out: Found::default() };
     if let Some(root) = tree.root {
-        walk(tree, root, String::new(), 0, &mut seen, &mut out);
+        w.walk(root, String::new(), 0);
     }
-    out
+    w.out
 }
 
 /// The rebuild function of a torch tensor kind that is not read, when `id` calls one (directly,
@@ -171,104 +176,122 @@ fn key_text(tree: &Tree, id: Id) -> String {
     }
 }
 
-fn walk(tree: &Tree, id: Id, name: String, depth: usize, seen: &mut HashSet<Id>, out: &mut Found) {
-    if depth > MAX_DEPTH || out.tensors.len() + out.not_read.len() >= MAX_TENSORS || !seen.insert(id) {
-        return;
-    }
-    if let Some(t) = tensor(tree, id, &name, 0) {
-        out.tensors.push(t);
-        return;
-    }
-    if let Some(f) = other_tensor_kind(tree, id) {
-        out.not_read.push((name, f.to_owned()));
-        return;
-    }
-    match tree.get(id) {
+/// A walk through a tree, naming the tensors it finds.
+struct Walk<'a> {
+    tree: &'a Tree,
+    /// Tensors a persistent id can name by key.
+    by_key: &'a HashMap<String, PickledTensor>,
+    seen: HashSet<Id>,
+    out: Found,
+}
+
+impl Walk<'_> {
+    fn walk(&mut self, id: Id, name: String, depth: usize) {
+        let tree = self.tree;
+        let listed = self.out.tensors.len() + self.out.not_read.len();
+        if depth > MAX_DEPTH || listed >= MAX_TENSORS || !self.seen.insert(id) {
+            return;
+        }
+        if let Some(t) = self.tensor(id, &name, 0) {
+            self.out.tensors.push(t);
+            return;
+        }
+        if let Some(f) = other_tensor_kind(tree, id) {
+            self.out.not_read.push((name, f.to_owned()));
+            return;
+        }
         // A value already walked is skipped before its name is built (a million keys can name
         // one value).
-        Some(Node::Dict(items)) => {
-            for (k, v) in items.iter() {
-                if seen.contains(v) {
-                    continue;
+        let named = |k: Id| join(&name, &key_text(tree, k));
+        let numbered = |i: usize| join(&name, &i.to_string());
+        match tree.get(id) {
+            Some(Node::Dict(items)) => {
+                for (k, v) in items {
+                    if !self.seen.contains(v) {
+                        self.walk(*v, named(*k), depth + 1);
+                    }
                 }
-                walk(tree, *v, join(&name, &key_text(tree, *k)), depth + 1, seen, out);
             }
+            Some(Node::List(items)) | Some(Node::Tuple(items)) => {
+                for (i, v) in items.iter().enumerate() {
+                    if !self.seen.contains(v) {
+                        self.walk(*v, numbered(i), depth + 1);
+                    }
+                }
+            }
+            Some(Node::Call { items, appended, state, .. }) => {
+                for (k, v) in items {
+                    if !self.seen.contains(v) {
+                        self.walk(*v, named(*k), depth + 1);
+                    }
+                }
+                for (i, v) in appended.iter().enumerate() {
+                    if !self.seen.contains(v) {
+                        self.walk(*v, numbered(i), depth + 1);
+                    }
+                }
+                if let Some(s) = state {
+                    // A module's __dict__: its parameters, buffers and submodules are its own names.
+                    self.walk_state(*s, &name, depth + 1);
+                }
+            }
+            _ => {}
         }
-        Some(Node::List(items)) | Some(Node::Tuple(items)) => {
-            for (i, v) in items.iter().enumerate() {
-                if seen.contains(v) {
-                    continue;
-                }
-                walk(tree, *v, join(&name, &i.to_string()), depth + 1, seen, out);
-            }
-        }
-        Some(Node::Call { items, appended, state, .. }) => {
-            for (k, v) in items.iter() {
-                if seen.contains(v) {
-                    continue;
-                }
-                walk(tree, *v, join(&name, &key_text(tree, *k)), depth + 1, seen, out);
-            }
-            for (i, v) in appended.iter().enumerate() {
-                if seen.contains(v) {
-                    continue;
-                }
-                walk(tree, *v, join(&name, &i.to_string()), depth + 1, seen, out);
-            }
-            if let Some(s) = state {
-                // A module's __dict__: its parameters, buffers and submodules are its own names.
-                walk_state(tree, *s, &name, depth + 1, seen, out);
-            }
-        }
-        _ => {}
     }
-}
 
-/// A BUILD state: `_parameters`, `_buffers` and `_modules` add no name part.
-fn walk_state(tree: &Tree, id: Id, name: &str, depth: usize, seen: &mut HashSet<Id>, out: &mut Found) {
-    match tree.get(id) {
-        Some(Node::Dict(items)) => {
-            for (k, v) in items {
-                let key = key_text(tree, *k);
-                let next = if matches!(key.as_str(), "_parameters" | "_buffers" | "_modules") {
-                    name.to_owned()
-                } else {
-                    join(name, &key)
-                };
-                walk(tree, *v, next, depth + 1, seen, out);
+    /// A BUILD state: `_parameters`, `_buffers` and `_modules` add no name part.
+    fn walk_state(&mut self, id: Id, name: &str, depth: usize) {
+        let tree = self.tree;
+        match tree.get(id) {
+            Some(Node::Dict(items)) => {
+                for (k, v) in items {
+                    let key = key_text(tree, *k);
+                    let next = if matches!(key.as_str(), "_parameters" | "_buffers" | "_modules") {
+                        name.to_owned()
+                    } else {
+                        join(name, &key)
+                    };
+                    self.walk(*v, next, depth + 1);
+                }
             }
+            _ => self.walk(id, name.to_owned(), depth),
         }
-        _ => walk(tree, id, name.to_owned(), depth, seen, out),
     }
-}
 
-/// The tensor node `id` rebuilds, when it is one of torch's rebuild calls.
-fn tensor(tree: &Tree, id: Id, name: &str, depth: usize) -> Option<PickledTensor> {
-    if depth > 4 {
-        return None;
-    }
-    let Node::Call { kind, func, args, .. } = tree.get(id)? else { return None };
-    let (module, fname) = tree.global(*func)?;
-    let args = tree.items(*args)?;
-    match (module, fname, kind) {
-        ("torch._utils", "_rebuild_tensor" | "_rebuild_tensor_v2" | "_rebuild_tensor_v3", _) => {
-            rebuilt(tree, fname, args, name)
+    /// The tensor node `id` rebuilds, when it is one of torch's rebuild calls or a persistent
+    /// id naming a tensor by key.
+    fn tensor(&self, id: Id, name: &str, depth: usize) -> Option<PickledTensor> {
+        let tree = self.tree;
+        if depth > 4 {
+            return None;
         }
-        ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state", _)
-        | ("torch.nn.parameter", "Parameter", CallKind::Reduce | CallKind::NewObj) => {
-            tensor(tree, *args.first()?, name, depth + 1)
+        if let Node::Persistent(pid) = tree.get(id)? {
+            let t = self.by_key.get(&super::tar_records::key(tree, *pid)?)?;
+            return Some(PickledTensor { name: name.to_owned(), ..t.clone() });
         }
-        ("torch._tensor", "_rebuild_from_type_v2", _) => {
-            // (func, type, args, state): the tensor is func(*args).
-            let inner_func = *args.first()?;
-            let inner_args = *args.get(2)?;
-            let (m, f) = tree.global(inner_func)?;
-            if m != "torch._utils" || !f.starts_with("_rebuild_tensor") {
-                return None;
+        let Node::Call { kind, func, args, .. } = tree.get(id)? else { return None };
+        let (module, fname) = tree.global(*func)?;
+        let args = tree.items(*args)?;
+        match (module, fname, kind) {
+            ("torch._utils", "_rebuild_tensor" | "_rebuild_tensor_v2" | "_rebuild_tensor_v3", _) => {
+                rebuilt(tree, fname, args, name)
             }
-            rebuilt(tree, f, tree.items(inner_args)?, name)
+            ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state", _)
+            | ("torch.nn.parameter", "Parameter", CallKind::Reduce | CallKind::NewObj) => {
+                self.tensor(*args.first()?, name, depth + 1)
+            }
+            ("torch._tensor", "_rebuild_from_type_v2", _) => {
+                // (func, type, args, state): the tensor is func(*args).
+                let inner_func = *args.first()?;
+                let inner_args = *args.get(2)?;
+                let (m, f) = tree.global(inner_func)?;
+                if m != "torch._utils" || !f.starts_with("_rebuild_tensor") {
+                    return None;
+                }
+                rebuilt(tree, f, tree.items(inner_args)?, name)
+            }
+            _ => None,
         }
-        _ => None,
     }
 }
 
