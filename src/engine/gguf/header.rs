@@ -154,7 +154,24 @@ pub struct HeaderDecoder {
     cap: RuleCap,
     /// Key/values read and not kept, past [`MAX_METADATA_ENTRIES`].
     kvs_dropped: u64,
+    /// A key or tensor name too long to keep, already stepped over: what follows it is read next.
+    stepped: Option<SteppedName>,
 }
+
+/// A key or tensor name longer than [`MAX_KEY_BYTES`] that the file holds: its first
+/// [`KEPT_NAME_BYTES`] are kept, the rest stepped over.
+struct SteppedName {
+    /// Its first bytes as text, marked as cut.
+    text: String,
+    /// What it is compared by: its first bytes and its length (two such names alike in both
+    /// count as one).
+    raw: Vec<u8>,
+    len: u64,
+    at: u64,
+}
+
+/// Bytes kept of a key or tensor name that is stepped over.
+const KEPT_NAME_BYTES: usize = 1024;
 
 impl HeaderDecoder {
     pub fn new(file_len: u64) -> Self {
@@ -173,7 +190,40 @@ impl HeaderDecoder {
             wait_until: 0,
             cap: RuleCap::default(),
             kvs_dropped: 0,
+            stepped: None,
         }
+    }
+
+    /// Step over the key or tensor name (`what`) at `start`, too long to keep but held by the
+    /// file, keeping its first bytes: gguf.cpp reads names of any length, and what follows
+    /// is still shown.
+    fn step_over_name(&mut self, what: &'static str, start: u64) -> Outcome {
+        let big = self.out.big_endian;
+        let Some(bytes) = self.window.bytes().get(..8 + KEPT_NAME_BYTES) else {
+            return Short::Need(8 + KEPT_NAME_BYTES as u64).into();
+        };
+        let len = match Reader::new(&bytes[..8], big).u64() {
+            Ok(l) => l,
+            Err(s) => return s.into(),
+        };
+        let kept = &bytes[8..];
+        // A character cut by the limit is dropped, not reported as invalid UTF-8.
+        let whole = match std::str::from_utf8(kept) {
+            Err(e) if e.error_len().is_none() => &kept[..e.valid_up_to()],
+            _ => kept,
+        };
+        let text = format!("{}…", text(whole, start, what, &mut self.out.findings));
+        self.out.findings.push(Finding::warning(
+            rules::NAME_NOT_KEPT,
+            format!(
+                "the {what} at offset {start} is {len} bytes, over the {MAX_KEY_BYTES} kept: its first \
+                 {KEPT_NAME_BYTES} bytes are shown, the rest is stepped over"
+            ),
+        ));
+        let raw = [kept, &len.to_le_bytes()].concat();
+        self.stepped = Some(SteppedName { text, raw, len, at: start });
+        self.window.consume(start + 8 + len);
+        Outcome::Progress
     }
 
     fn pos(&self) -> u64 {
@@ -315,20 +365,32 @@ impl HeaderDecoder {
             self.state = State::TensorInfo;
             return self.alignment_rule();
         }
-        let start = self.pos();
         let big = self.out.big_endian;
         let left = self.left();
+        // Where the key starts, and where the reader does (after a key stepped over, its type).
+        let (start, at) = (self.stepped.as_ref().map_or(self.pos(), |s| s.at), self.pos());
         let mut r = Reader::new(self.window.bytes(), big);
-        let key = match r.string_bytes("key", MAX_KEY_BYTES.min(left)) {
-            Ok(k) => k,
-            Err(s) => return self.short_or_stop(s, start),
+        let key = match &self.stepped {
+            Some(_) => None,
+            None => match r.string_bytes("key", MAX_KEY_BYTES.min(left)) {
+                Ok(k) => Some(k),
+                Err(Short::TooLong(_, len)) if len <= left.saturating_sub(8) => {
+                    return self.step_over_name("key", start)
+                }
+                Err(s) => return self.short_or_stop(s, start),
+            },
         };
         let type_id = match r.u32() {
             Ok(t) => t,
             Err(s) => return s.into(),
         };
-        let key_raw = key.to_vec();
-        let key_text = text(key, start, "key", &mut self.out.findings);
+        let (key_raw, key_text) = match key {
+            Some(key) => (key.to_vec(), text(key, start, "key", &mut self.out.findings)),
+            None => {
+                let s = self.stepped.as_ref().expect("a key stepped over");
+                (s.raw.clone(), s.text.clone())
+            }
+        };
         if key_raw.is_empty() {
             self.out.findings.push(Finding::error(
                 rules::EMPTY_KEY,
@@ -343,9 +405,9 @@ impl HeaderDecoder {
             .into();
         };
         if vt == ValueType::String {
-            match self.long_string_end(&r, start) {
+            match self.long_string_end(&r, at) {
                 Ok(Some(end)) => {
-                    let (at, len) = (start + r.pos(), end - start - r.pos() - 8);
+                    let (at, len) = (at + r.pos(), end - at - r.pos() - 8);
                     self.out.findings.push(Finding::warning(
                         rules::STRING_NOT_KEPT,
                         format!(
@@ -354,6 +416,7 @@ impl HeaderDecoder {
                         ),
                     ));
                     self.kvs_read += 1;
+                    self.stepped = None;
                     self.window.consume(end);
                     self.push_kv(key_text, key_raw, Value::String(String::new()), start);
                     return Outcome::Progress;
@@ -363,15 +426,16 @@ impl HeaderDecoder {
             }
         }
         let value = if vt == ValueType::Array {
-            match self.array_head(&mut Reader::new(&self.window.bytes()[r.pos() as usize..], big), start + r.pos()) {
+            match self.array_head(&mut Reader::new(&self.window.bytes()[r.pos() as usize..], big), at + r.pos()) {
                 Ok(mut frame) => {
                     let used = r.pos() + 12;
                     self.out.findings.append(&mut frame.findings);
                     self.frames.push(frame);
                     self.pending_key = Some((key_text, key_raw, start));
                     self.kvs_read += 1;
-                    self.window.consume(start + used);
-                    self.frames.last_mut().expect("just pushed").start = start + used;
+                    self.stepped = None;
+                    self.window.consume(at + used);
+                    self.frames.last_mut().expect("just pushed").start = at + used;
                     self.state = State::ArrayItems;
                     return Outcome::Progress;
                 }
@@ -379,14 +443,15 @@ impl HeaderDecoder {
                 Err(o) => return o,
             }
         } else {
-            match scalar(&mut r, vt, start, self.out.file_len, &mut self.out.findings) {
+            match scalar(&mut r, vt, at, self.out.file_len, &mut self.out.findings) {
                 Ok(v) => v,
                 Err(o) => return o,
             }
         };
         let used = r.pos();
         self.kvs_read += 1;
-        self.window.consume(start + used);
+        self.stepped = None;
+        self.window.consume(at + used);
         self.push_kv(key_text, key_raw, value, start);
         Outcome::Progress
     }
@@ -691,14 +756,21 @@ impl HeaderDecoder {
         if self.tensors_read == self.out.tensor_count {
             return self.data_section();
         }
-        let start = self.pos();
         let left = self.left();
+        // Where the info starts, and where the reader does (after a name stepped over, its dims).
+        let (start, at) = (self.stepped.as_ref().map_or(self.pos(), |s| s.at), self.pos());
         let mut r = Reader::new(self.window.bytes(), self.out.big_endian);
         // Names as long as keys at most: ggml's are under 64 bytes, and each finding on a tensor
         // repeats its name.
-        let name = match r.string_bytes("tensor name", MAX_KEY_BYTES.min(left)) {
-            Ok(n) => n,
-            Err(s) => return self.short_or_stop(s, start),
+        let name = match &self.stepped {
+            Some(_) => None,
+            None => match r.string_bytes("tensor name", MAX_KEY_BYTES.min(left)) {
+                Ok(n) => Some(n),
+                Err(Short::TooLong(_, len)) if len <= left.saturating_sub(8) => {
+                    return self.step_over_name("tensor name", start)
+                }
+                Err(s) => return self.short_or_stop(s, start),
+            },
         };
         let n_dims = match r.u32() {
             Ok(n) => n,
@@ -735,11 +807,19 @@ impl HeaderDecoder {
             (Err(s), _) | (_, Err(s)) => return s.into(),
         };
         let used = r.pos();
-        let name_len = name.len() as u64;
-        // ggml keeps names as C strings: two names equal up to a NUL are the same name.
-        let name_key = name.split(|&b| b == 0).next().unwrap_or_default().to_vec();
-        let name = text(name, start, "tensor name", &mut self.out.findings);
-        self.window.consume(start + used);
+        let (name, name_key, name_len) = match name {
+            // ggml keeps names as C strings: two names equal up to a NUL are the same name.
+            Some(name) => (
+                text(name, start, "tensor name", &mut self.out.findings),
+                name.split(|&b| b == 0).next().unwrap_or_default().to_vec(),
+                name.len() as u64,
+            ),
+            None => {
+                let s = self.stepped.take().expect("a name stepped over");
+                (s.text, s.raw, s.len)
+            }
+        };
+        self.window.consume(at + used);
         self.tensors_read += 1;
         let t = self.check_tensor(name, name_key, name_len, ne, n_dims, GgmlType(type_id), rel_offset, start);
         self.out.tensors.push(t);

@@ -6,6 +6,7 @@ pub const COUNT_EXCEEDS_FILE: &str = "gguf.count_exceeds_file";
 pub const TRUNCATED: &str = "gguf.truncated";
 pub const STRING_TOO_LONG: &str = "gguf.string_too_long";
 pub const STRING_NOT_KEPT: &str = "gguf.string_not_kept";
+pub const NAME_NOT_KEPT: &str = "gguf.name_not_kept";
 pub const INVALID_UTF8: &str = "gguf.invalid_utf8";
 pub const BAD_VALUE_TYPE: &str = "gguf.bad_value_type";
 pub const BAD_BOOL: &str = "gguf.bad_bool";
