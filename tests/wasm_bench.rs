@@ -123,6 +123,7 @@ fn search_keystrokes_at_500k_tensors() {
             offset: None,
             nbytes: 0,
             data: Err(Lost::NoSize),
+            strides: None,
         })
         .collect();
     let cp = Checkpoint { tensors, ..Checkpoint::empty(Format::Gguf) };

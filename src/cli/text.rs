@@ -300,7 +300,8 @@ fn clip(s: &str) -> String {
 /// The `hist` view: statistics and a bar per bin.
 pub fn hist(r: &HistReport, out: &mut dyn Write) -> io::Result<()> {
     let num = |v: Option<crate::engine::report::Float>| v.map_or("-".to_owned(), |f| f.0.to_string());
-    writeln!(out, "tensor   {}  ({}, {} elements)", escape(&r.tensor), escape(&r.dtype), r.elements)?;
+    let of = r.values.map(|v| format!("; histogram of each value's {v}")).unwrap_or_default();
+    writeln!(out, "tensor   {}  ({}, {} elements{of})", escape(&r.tensor), escape(&r.dtype), r.elements)?;
     writeln!(out, "values   {}   nan {}   inf {}   zero {}", r.count, r.nan, r.inf, r.zero)?;
     writeln!(out, "min {}   max {}   mean {}   std {}", num(r.min), num(r.max), num(r.mean), num(r.std))?;
     let (lo, hi) = (r.lo.0, r.hi.0);

@@ -7,7 +7,8 @@ use super::model::Tensor;
 use super::report::Float;
 
 /// The JSON of `DESIGN.md` for a histogram: statistics over the finite values (`min`, `max`,
-/// `mean` and `std` are `null` when there are none), and `scales` when block scales were taken.
+/// `mean` and `std` are `null` when there are none), `scales` when block scales were taken, and
+/// `values` when the values counted are not the stored ones (`"magnitude"`: `|z|` of complex64).
 #[derive(Serialize)]
 pub struct HistReport {
     pub tensor: String,
@@ -26,6 +27,8 @@ pub struct HistReport {
     pub bins: Vec<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scales: Option<Box<HistReport>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<&'static str>,
 }
 
 impl HistReport {
@@ -51,6 +54,7 @@ impl HistReport {
             hi: Float(b.hi),
             bins: b.counts,
             scales: scales.map(|sc| Box::new(HistReport::new(t, sc, bins, None))),
+            values: super::decode::values_are(&t.dtype),
         }
     }
 

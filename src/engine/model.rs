@@ -128,7 +128,7 @@ pub enum Lost {
     Inverted,
     /// A pickle's tensor views a storage the file does not hold.
     NoStorage,
-    /// A pickle's tensor is not laid out row-major (its strides skip or repeat elements).
+    /// A pickle's tensor's strides skip or repeat elements of its storage.
     Strided,
     /// The values are stored big-endian, which the decoders do not read.
     BigEndian,
@@ -150,7 +150,7 @@ impl std::fmt::Display for Lost {
             Lost::PastEnd { end: None, .. } => write!(f, "its data would end past byte 2^64"),
             Lost::Inverted => write!(f, "its data offsets end before they begin"),
             Lost::NoStorage => write!(f, "the storage it views is not in the file"),
-            Lost::Strided => write!(f, "its strides are not row-major, so its values are not read"),
+            Lost::Strided => write!(f, "its strides skip or repeat elements, so its values are not read"),
             Lost::BigEndian => write!(f, "it is stored big-endian, which is not decoded"),
         }
     }
@@ -171,9 +171,19 @@ pub struct Tensor {
     pub nbytes: u64,
     /// Where the data lies, validated once when the set was assembled; the only way to read it.
     pub data: Result<Extent, Lost>,
+    /// Element strides, when the data holds every element of the shape densely but not in
+    /// row-major order (a transposed pickle view): values are stored in the strides' order,
+    /// which order-blind work (statistics, histograms, scans) reads as it is. `None`: the
+    /// shape's own order.
+    pub strides: Option<Vec<u64>>,
 }
 
 impl Tensor {
+    /// Whether the elements are stored in the shape's own order.
+    pub fn row_major(&self) -> bool {
+        self.strides.is_none()
+    }
+
     /// Number of elements, or `None` when the product of the shape overflows `u64`.
     pub fn elems(&self) -> Option<u64> {
         self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))

@@ -4,7 +4,7 @@ use crate::hash::HashMap;
 
 use super::findings::Finding;
 use super::gguf::{GgmlType, Value};
-use super::model::{Checkpoint, Dtype, MetaValue};
+use super::model::{Checkpoint, Dtype, MetaValue, Tensor};
 use super::shards::base_name;
 
 /// Stable codes of the naming rules.
@@ -14,6 +14,7 @@ pub mod rules {
     pub const UNKNOWN_FILE_TYPE: &str = "gguf.unknown_file_type";
     pub const NAME_SIZE_MISMATCH: &str = "gguf.name_size_mismatch";
     pub const SIZE_LABEL_MISMATCH: &str = "gguf.size_label_mismatch";
+    pub const QUANT_FALLBACK: &str = "gguf.quant_fallback";
 }
 
 /// llama.cpp's `llama_ftype` names (`general.file_type`), by id.
@@ -106,7 +107,7 @@ pub fn parse_name(file_name: &str) -> NameParts {
         parts.shard = Some((k, n));
         stem = stem.rsplit_once("-of-").and_then(|(r, _)| r.rsplit_once('-')).map_or(stem, |(r, _)| r);
     }
-    let fields: Vec<&str> = stem.split(['-', '.']).collect();
+    let fields = fields(stem);
     let enc_at = fields.iter().rposition(|f| label_type(f).is_some());
     parts.encoding = enc_at.map(|i| fields[i].to_owned());
     let size_at = fields.iter().position(|f| parse_size_label(f).is_some());
@@ -114,6 +115,24 @@ pub fn parse_name(file_name: &str) -> NameParts {
     let end = [enc_at, size_at].into_iter().flatten().min().unwrap_or(fields.len());
     parts.base_name = fields[..end].join("-");
     parts
+}
+
+/// The fields of a name: split at `-`, and at `.` except between two digits, where it is a
+/// decimal point (`qwen2.5-coder-0.5b-instruct.Q4_K_M`: `qwen2.5`, `0.5b`, …, `Q4_K_M`).
+fn fields(stem: &str) -> Vec<&str> {
+    let b = stem.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let decimal =
+            c == b'.' && i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(|n| n.is_ascii_digit());
+        if c == b'-' || c == b'.' && !decimal {
+            out.push(&stem[from..i]);
+            from = i + 1;
+        }
+    }
+    out.push(&stem[from..]);
+    out
 }
 
 /// Parameters a size label like `7B`, `1.5B`, `135M` or `8x7B` stands for.
@@ -137,12 +156,33 @@ pub fn parse_size_label(label: &str) -> Option<f64> {
     Some(experts * num.parse::<f64>().ok()? * scale)
 }
 
-/// Parameters per GGML type, and the type holding most of the weights (quantized types first).
-fn dominant(cp: &Checkpoint) -> Option<(GgmlType, HashMap<GgmlType, u128>)> {
+/// The types llama.cpp's quantizer (`tensor_type_fallback` in llama-quant.cpp) stores a tensor
+/// in when its rows are not whole 256-element blocks of the type its mix wants: Q4_K → Q5_0,
+/// Q5_K → Q5_1, Q6_K → Q8_0, the IQ types → IQ4_NL, Q2_K/Q3_K/TQ → Q4_0 (IQ4_NL before 2025),
+/// and F16 where not even a 32-element block fits.
+const FALLBACK_TYPES: [&str; 6] = ["Q4_0", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "F16"];
+
+/// Whether tensor `t`, stored as `g`, is one llama.cpp could not store in `want`: its rows are
+/// not whole blocks of `want`, and `g` is where the quantizer falls back to for such rows.
+fn fell_back(t: &Tensor, g: GgmlType, want: GgmlType) -> bool {
+    let (Some(&row), Some((want_block, _)), Some((block, _))) = (t.shape.first(), want.block(), g.block()) else {
+        return false;
+    };
+    let fallback = FALLBACK_TYPES.iter().any(|n| GgmlType::from_name(n) == Some(g));
+    let f16_needed = g != GgmlType::F16 || !row.is_multiple_of(32);
+    want_block > 1 && !row.is_multiple_of(want_block) && row.is_multiple_of(block) && fallback && f16_needed
+}
+
+/// Parameters per GGML type of the tensors that could be stored in `want` (those that fell
+/// back from it left out, see [`fell_back`]), and the type holding most of them (quantized
+/// types first).
+fn dominant(cp: &Checkpoint, want: Option<GgmlType>) -> Option<(GgmlType, HashMap<GgmlType, u128>)> {
     let mut by: HashMap<GgmlType, u128> = HashMap::default();
     for t in &cp.tensors {
         if let Dtype::Ggml(g) = t.dtype {
-            *by.entry(g).or_default() += u128::from(t.elems().unwrap_or(0));
+            if !want.is_some_and(|w| fell_back(t, g, w)) {
+                *by.entry(g).or_default() += u128::from(t.elems().unwrap_or(0));
+            }
         }
     }
     let quantized = by.iter().filter(|(t, _)| !t.is_float() && !t.is_integer());
@@ -162,25 +202,74 @@ fn fits(want: GgmlType, top: GgmlType, by: &HashMap<GgmlType, u128>) -> bool {
     want == top || (pool > 0 && have * 4 >= pool)
 }
 
+/// A warning when the mix of tensors that could take `want` does not fit a label saying
+/// `label` (`message` is given what most weights are, the share of `want` and its name).
+fn label_mismatch(cp: &Checkpoint, want: GgmlType, code: &'static str, said: &str) -> Option<Finding> {
+    let (top, by) = dominant(cp, Some(want))?;
+    let quantized_left = by.keys().any(|t| !t.is_float() && !t.is_integer());
+    // Every quantized tensor fell back: nothing is left that contradicts the label.
+    if fits(want, top, &by) || !want.is_float() && !quantized_left {
+        return None;
+    }
+    Some(Finding::warning(
+        code,
+        format!("{said} but most weights are {} (only {:.0}% are {})", top.name(), share(want, &by), want.name()),
+    ))
+}
+
+/// An info finding naming the tensors llama.cpp's quantizer stored in a fallback type because
+/// their rows do not take the blocks of `want`, the main type of the mix labelled `label`.
+fn fallbacks(cp: &Checkpoint, label: &str, want: GgmlType) -> Option<Finding> {
+    let mut fell = Vec::new();
+    let (mut params, mut total) = (0u128, 0u128);
+    for t in &cp.tensors {
+        if let Dtype::Ggml(g) = t.dtype {
+            let n = u128::from(t.elems().unwrap_or(0));
+            total += n;
+            if fell_back(t, g, want) {
+                params += n;
+                fell.push((t, g));
+            }
+        }
+    }
+    let (first, _) = fell.first()?;
+    let mut types: Vec<String> = fell.iter().map(|(_, g)| g.name()).collect();
+    types.sort();
+    types.dedup();
+    let mut rows: Vec<u64> = fell.iter().filter_map(|(t, _)| t.shape.first().copied()).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    let rows: Vec<String> = rows.iter().take(4).map(u64::to_string).collect();
+    let block = want.block().map_or(0, |b| b.0);
+    Some(Finding::info(
+        rules::QUANT_FALLBACK,
+        format!(
+            "{} tensors ({:.0}% of the weights, first {}) are {} rather than {label}'s {block}-element block types: \
+             their rows ({} wide) are not a multiple of {block}, so llama.cpp's quantizer fell back (Q4_K → Q5_0, \
+             Q5_K → Q5_1, Q6_K → Q8_0, IQ types → IQ4_NL, Q2_K/Q3_K → Q4_0 or IQ4_NL)",
+            fell.len(),
+            100.0 * params as f64 / total.max(1) as f64,
+            first.name,
+            types.join(", "),
+            rows.join(", "),
+        ),
+    ))
+}
+
 /// Findings comparing `general.file_type` and the first file's name with the tensors.
 pub fn check(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
-    let Some((top, by)) = dominant(cp) else {
+    let Some((_, by)) = dominant(cp, None) else {
         return out;
     };
+    let mut fallback_of = None;
     if let Some(MetaValue::Gguf(v)) = cp.meta("general.file_type") {
         match v.as_u64().map(|id| (id, file_type_name(id))) {
             Some((_, Some(name))) => {
-                if let Some(want) = label_type(name).filter(|w| !fits(*w, top, &by)) {
-                    out.push(Finding::warning(
-                        rules::FILE_TYPE_MISMATCH,
-                        format!(
-                            "general.file_type says {name} but most weights are {} (only {:.0}% are {})",
-                            top.name(),
-                            share(want, &by),
-                            want.name()
-                        ),
-                    ));
+                if let Some(want) = label_type(name) {
+                    let said = format!("general.file_type says {name}");
+                    out.extend(label_mismatch(cp, want, rules::FILE_TYPE_MISMATCH, &said));
+                    fallback_of = Some((name.trim_start_matches("MOSTLY_").to_owned(), want));
                 }
             }
             _ => out.push(Finding::info(
@@ -205,17 +294,9 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
     if let Some(first) = cp.files.first() {
         let parts = parse_name(&first.path);
         if let Some((enc, want)) = parts.encoding.as_deref().and_then(|e| Some((e, label_type(e)?))) {
-            if !fits(want, top, &by) {
-                out.push(Finding::warning(
-                    rules::NAME_TYPE_MISMATCH,
-                    format!(
-                        "file name says {enc} but most weights are {} (only {:.0}% are {})",
-                        top.name(),
-                        share(want, &by),
-                        want.name()
-                    ),
-                ));
-            }
+            let said = format!("file name says {enc}");
+            out.extend(label_mismatch(cp, want, rules::NAME_TYPE_MISMATCH, &said));
+            fallback_of = fallback_of.or(Some((enc.to_owned(), want)));
         }
         if let (Some(label), true) = (parts.size_label.as_deref(), complete) {
             if off(label) {
@@ -225,6 +306,9 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
                 ));
             }
         }
+    }
+    if let Some((label, want)) = fallback_of {
+        out.extend(fallbacks(cp, &label, want));
     }
     out
 }
@@ -254,6 +338,26 @@ mod tests {
         assert_eq!(parse_size_label("8x7B"), Some(56e9));
         assert_eq!(parse_size_label("1.5B"), Some(1.5e9));
         assert_eq!(parse_size_label("v1"), None);
+    }
+
+    #[test]
+    fn decimal_points_stay_inside_their_field() {
+        let p = parse_name("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+        assert_eq!((p.size_label.as_deref(), p.encoding.as_deref()), (Some("0.5b"), Some("q4_k_m")));
+        assert_eq!(p.base_name, "qwen2.5-coder");
+        assert_eq!(parse_size_label("0.5b"), Some(0.5e9));
+        for (name, label, params) in [
+            ("Qwen2.5-1.5B-Instruct-Q8_0.gguf", "1.5B", 1.5e9),
+            ("phi-2.7B.Q4_0.gguf", "2.7B", 2.7e9),
+            ("Mixtral-8x7B-v0.1.Q2_K.gguf", "8x7B", 56e9),
+            ("gemma-3-270m-it-Q4_K_M.gguf", "270m", 270e6),
+            ("llama-2-7b.Q4_K_M.gguf", "7b", 7e9),
+        ] {
+            let p = parse_name(name);
+            assert_eq!(p.size_label.as_deref(), Some(label), "{name}");
+            assert_eq!(parse_size_label(label), Some(params), "{name}");
+        }
+        assert_eq!(parse_name("Mixtral-8x7B-v0.1.Q2_K.gguf").encoding.as_deref(), Some("Q2_K"));
     }
 
     #[test]

@@ -42,14 +42,29 @@ pub fn numpy_shape(t: &Tensor) -> Vec<u64> {
     }
 }
 
-/// A `.npy` version 1.0 (or 2.0 for long headers) header, padded to 64 bytes.
-pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
+/// Whether `strides` lay `shape` out column-major (Fortran order: the first dimension varies
+/// fastest), dimensions of size 1 ignored.
+pub fn column_major(shape: &[u64], strides: &[u64]) -> bool {
+    let mut expect = 1u64;
+    for (&d, &s) in shape.iter().zip(strides) {
+        if d != 1 && s != expect {
+            return false;
+        }
+        expect = expect.saturating_mul(d);
+    }
+    shape.len() == strides.len()
+}
+
+/// A `.npy` version 1.0 (or 2.0 for long headers) header, padded to 64 bytes; `fortran` when
+/// the data that follows is in column-major order.
+pub fn header(descr: &str, shape: &[u64], fortran: bool) -> Vec<u8> {
     let dims = match shape {
         [] => String::new(),
         [one] => format!("{one},"),
         many => many.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
     };
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}");
+    let order = if fortran { "True" } else { "False" };
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': ({dims}), }}");
     let v1 = 10 + dict.len() < u16::MAX as usize;
     let prefix = if v1 { 10 } else { 12 };
     while (prefix + dict.len() + 1) % 64 != 0 {
@@ -74,13 +89,23 @@ mod tests {
 
     #[test]
     fn headers_are_aligned_and_readable() {
-        let h = header("<f4", &[2, 3]);
+        let h = header("<f4", &[2, 3], false);
         assert_eq!(h.len() % 64, 0);
         assert!(std::str::from_utf8(&h[10..])
             .unwrap()
             .starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"));
-        assert!(String::from_utf8_lossy(&header("|b1", &[5])).contains("(5,)"));
-        assert!(String::from_utf8_lossy(&header("<f4", &[])).contains("'shape': ()"));
+        assert!(String::from_utf8_lossy(&header("|b1", &[5], false)).contains("(5,)"));
+        assert!(String::from_utf8_lossy(&header("<f4", &[], false)).contains("'shape': ()"));
         assert_eq!(*h.last().unwrap(), b'\n');
+        assert!(String::from_utf8_lossy(&header("<f4", &[2, 3], true)).contains("'fortran_order': True"));
+    }
+
+    #[test]
+    fn column_major_strides_are_told_from_other_orders() {
+        assert!(column_major(&[32, 3, 3, 3], &[1, 32, 96, 288]));
+        assert!(column_major(&[4, 1, 5], &[1, 99, 4]));
+        assert!(!column_major(&[32, 3, 3, 3], &[27, 9, 3, 1]));
+        assert!(!column_major(&[2, 3, 4], &[3, 1, 6]));
+        assert!(column_major(&[7], &[1]));
     }
 }

@@ -121,6 +121,10 @@ struct TensorJson<'a> {
     /// `null` when the header breaks off before the data section (no offset is known).
     offset: Option<u64>,
     nbytes: u64,
+    /// Element strides, only for a tensor stored in another order than its shape's (a
+    /// transposed pickle view).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strides: Option<&'a [u64]>,
 }
 
 impl<'a> From<&'a Tensor> for TensorJson<'a> {
@@ -132,6 +136,7 @@ impl<'a> From<&'a Tensor> for TensorJson<'a> {
             file: t.file,
             offset: t.offset,
             nbytes: t.nbytes,
+            strides: t.strides.as_deref(),
         }
     }
 }

@@ -320,7 +320,7 @@ fn tensor(t: safetensors::TensorEntry, file: usize, data_start: u64, file_len: u
         Some(_) => Err(Lost::Inverted),
         None => Err(Lost::PastEnd { end: None, file_len }),
     };
-    Tensor { name: t.name, dtype, shape: t.shape, file, offset, nbytes, data }
+    Tensor { name: t.name, dtype, shape: t.shape, file, offset, nbytes, data, strides: None }
 }
 
 /// A set of shards as a whole: names repeated across files, then the first index against the
@@ -575,6 +575,7 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
                 offset,
                 nbytes: t.nbytes.unwrap_or(0),
                 data,
+                strides: None,
             });
         }
         meta.add(i, h.metadata.into_iter().map(|(k, v)| (k, MetaValue::Gguf(v))));

@@ -424,6 +424,7 @@ mod tests {
             offset: None,
             nbytes: dtype.nbytes(elems).unwrap(),
             data: Err(Lost::NoSize),
+            strides: None,
         }
     }
 

@@ -333,6 +333,7 @@ mod index_tests {
             offset: None,
             nbytes: 0,
             data: Err(Lost::NoSize),
+            strides: None,
         };
         Checkpoint { tensors: names.iter().map(|n| t(n)).collect(), ..Checkpoint::empty(Format::Safetensors) }
     }

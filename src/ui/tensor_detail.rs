@@ -113,6 +113,9 @@ pub fn TensorDetail() -> impl IntoView {
         if let Some(Ok(s)) = cp.tensor_index(&t.name).and_then(|i| scaled_values(&cp, i)) {
             what = format!("{what}, dequantized ({})", s.scheme);
         }
+        if let Some(v) = crate::engine::decode::values_are(&t.dtype) {
+            what = format!("{what}, each value's {v}");
+        }
         result.set(None);
         job.set(Some(("hist", 0, 1)));
         spawn_local(async move {

@@ -179,6 +179,7 @@ mod native {
                 offset: Some(i * 4096),
                 nbytes: 4096,
                 data: Err(tensorscope::engine::model::Lost::NoSize),
+                strides: None,
             })
             .collect();
         let cp = Checkpoint { tensors, ..Checkpoint::empty(Format::Gguf) };

@@ -114,6 +114,12 @@ pub fn f32_le(b: &[u8]) -> f32 {
     f32::from_le_bytes([b[0], b[1], b[2], b[3]])
 }
 
+/// What a histogram of `dtype` counts when it is not the stored values themselves: the
+/// magnitude `|z|` of each complex value.
+pub fn values_are(dtype: &crate::model::Dtype) -> Option<&'static str> {
+    matches!(dtype, crate::model::Dtype::Safetensors(crate::safetensors::Dtype::C64)).then_some("magnitude")
+}
+
 /// The codec of a tensor's dtype, when it can be decoded.
 pub fn codec_for(dtype: &crate::model::Dtype) -> Option<BlockCodec> {
     use crate::model::Dtype;

@@ -295,6 +295,7 @@ fn without_metadata_the_attention_weights_say() {
         offset: None,
         nbytes: rows * 4096 * 2,
         data: Err(Lost::NoSize),
+        strides: None,
     };
     let mut cp = Checkpoint::empty(Format::Safetensors);
     for i in 0..32 {
@@ -350,6 +351,7 @@ fn a_projector_opened_with_its_model_is_counted_beside_the_weights() {
         offset: None,
         nbytes,
         data: Err(Lost::NoSize),
+        strides: None,
     };
     cp.tensors = vec![t("v.blk.0.attn_q.weight", 0, 400), t("mm.0.weight", 0, 200), t("blk.0.attn_q.weight", 1, 4000)];
     let e = estimate(&cp);

@@ -3,7 +3,7 @@
 //! codecs read in whole blocks: a sample spread evenly over the tensor, or every element.
 //! Memory stays bounded: one window of each side at a time.
 
-use super::scan::{scan_target, Sink, ValueScan, ValuesError};
+use super::scan::{scan_target, storage_target, Sink, ValueScan, ValuesError};
 use super::{Job, JobStep, Progress};
 use crate::decode::{codec_for, BlockCodec};
 use crate::model::Tensor;
@@ -108,6 +108,13 @@ pub fn compare_job(
         Pairing::Same | Pairing::PermutedRows { .. } | Pairing::PlusOne { .. } if sa == sb => sa.clone(),
         _ => return Err(CompareError::Shapes(sa, sb)),
     };
+    // A transposed view is compared in its storage order, so only with one stored alike.
+    let in_order = matches!(pairing, Pairing::Same | Pairing::PlusOne { .. }) && a.strides == b.strides;
+    if !(a.row_major() && b.row_major() || in_order) {
+        let why = "one side stores its elements in another order (a transposed view): they are not compared element \
+                   by element";
+        return Err(CompareError::Values(ValuesError::Shapes(why.into())));
+    }
     let mut b = b.clone();
     b.file += b_files;
     let codec =
@@ -160,8 +167,9 @@ pub fn compare_job(
     };
     let mut plans = Vec::with_capacity(pairs.len());
     for ((a0, a1), (b0, b1)) in pairs {
-        let side =
-            |t: &Tensor, start, end| scan_target(t, &Selection::Elements { start, end }).map_err(CompareError::Values);
+        let side = |t: &Tensor, start, end| {
+            storage_target(t, &Selection::Elements { start, end }).map_err(CompareError::Values)
+        };
         plans.push((side(a, a0, a1)?, side(&b, b0, b1)?));
     }
     let total = plans.iter().map(|((pa, _), (pb, _))| pa.bytes + pb.bytes).sum();
@@ -366,7 +374,16 @@ mod tests {
             Some(b) => Extent::check(&dtype, shape, 0, b, file_len),
             None => Err(crate::model::Lost::NoSize),
         };
-        Tensor { name: "t".into(), dtype, shape: shape.to_vec(), file: 0, offset: Some(0), nbytes: 0, data }
+        Tensor {
+            name: "t".into(),
+            dtype,
+            shape: shape.to_vec(),
+            file: 0,
+            offset: Some(0),
+            nbytes: 0,
+            data,
+            strides: None,
+        }
     }
 
     #[test]

@@ -125,6 +125,11 @@ impl TensorRef {
             w.u64(d);
         }
         w.u64(self.file as u64).u64(self.offset).u64(self.nbytes).u64(self.file_len);
+        let strides = self.strides.as_deref().unwrap_or_default();
+        w.u64(strides.len() as u64);
+        for &s in strides {
+            w.u64(s);
+        }
     }
 
     fn read(r: &mut Reader) -> Option<TensorRef> {
@@ -135,6 +140,7 @@ impl TensorRef {
             offset: r.u64()?,
             nbytes: r.u64()?,
             file_len: r.u64()?,
+            strides: Some(list(r, 8, |r| r.u64())?).filter(|s| !s.is_empty()),
         })
     }
 }
@@ -183,7 +189,8 @@ mod tests {
     use super::*;
 
     fn t(dtype: &str, shape: &[u64]) -> TensorRef {
-        TensorRef { dtype: dtype.into(), shape: shape.to_vec(), file: 2, offset: 8, nbytes: 96, file_len: 1 << 40 }
+        let (shape, file, offset, nbytes, file_len) = (shape.to_vec(), 2, 8, 96, 1 << 40);
+        TensorRef { dtype: dtype.into(), shape, file, offset, nbytes, file_len, strides: None }
     }
 
     /// One order of each kind, with every variant of what they hold.
@@ -208,6 +215,7 @@ mod tests {
             Order::Sha256 { file: 7, len: 5 << 30 },
             Order::Spans { spans: vec![(0, 0, 10), (3, 1 << 35, (1 << 35) + 9)] },
             Order::Npy { tensor: b.clone() },
+            Order::Npy { tensor: TensorRef { strides: Some(vec![1, 4]), ..a.clone() } },
             Order::Scaled {
                 weight: a.clone(),
                 inputs: vec![

@@ -308,6 +308,7 @@ mod tests {
                 offset: Some(at),
                 nbytes: bytes,
                 data,
+                strides: None,
             }
         };
         let w = t("w", St::F8_E4M3, &[4, 1 << 28], 0);

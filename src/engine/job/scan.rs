@@ -53,6 +53,8 @@ pub enum ValuesError {
     Scheme(String),
     /// Two tensors compared element for element do not pair up (why).
     Shapes(String),
+    /// The work needs the shape's own element order, which the tensor is not stored in (why).
+    Order(String),
 }
 
 impl std::fmt::Display for ValuesError {
@@ -61,13 +63,25 @@ impl std::fmt::Display for ValuesError {
             ValuesError::Undecodable(d) => write!(f, "values of dtype {d} cannot be decoded"),
             ValuesError::Lost(l) => write!(f, "the tensor's data cannot be read: {l}"),
             ValuesError::Plan(e) => write!(f, "{e}"),
-            ValuesError::Scheme(why) | ValuesError::Shapes(why) => f.write_str(why),
+            ValuesError::Scheme(why) | ValuesError::Shapes(why) | ValuesError::Order(why) => f.write_str(why),
         }
     }
 }
 
 /// The codec and plan of `sel` over `t`, or why its values cannot be read.
 pub fn scan_target(t: &Tensor, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
+    if let (Selection::Elements { .. }, Some(strides)) = (sel, &t.strides) {
+        return Err(ValuesError::Order(format!(
+            "its elements are stored in another order (strides {strides:?}), so an element range of its shape is \
+             not one span: read the whole tensor or a sample"
+        )));
+    }
+    storage_target(t, sel)
+}
+
+/// [`scan_target`] with element ranges taken in storage order, whatever order the tensor's
+/// elements are stored in.
+pub(crate) fn storage_target(t: &Tensor, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
     let codec = codec_for(&t.dtype).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
     let data = t.data.as_ref().map_err(|l| ValuesError::Lost(*l))?;
     let p = crate::plan::plan(t.file, data, &codec, sel).map_err(ValuesError::Plan)?;

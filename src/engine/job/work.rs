@@ -46,6 +46,8 @@ pub struct TensorRef {
     pub offset: u64,
     pub nbytes: u64,
     pub file_len: u64,
+    /// [`Tensor::strides`].
+    pub strides: Option<Vec<u64>>,
 }
 
 impl TensorRef {
@@ -58,7 +60,8 @@ impl TensorRef {
             Dtype::Unknown(_) => return None,
         };
         let r = data.range();
-        Some(TensorRef { dtype, shape: t.shape.clone(), file: t.file, offset: r.start, nbytes: r.len(), file_len })
+        let (shape, strides) = (t.shape.clone(), t.strides.clone());
+        Some(TensorRef { dtype, shape, file: t.file, offset: r.start, nbytes: r.len(), file_len, strides })
     }
 
     /// The tensor (unnamed), its extent checked anew.
@@ -71,7 +74,8 @@ impl TensorRef {
         .ok_or_else(|| ValuesError::Undecodable(self.dtype.clone()))?;
         let data = Extent::check(&dtype, &self.shape, self.offset, self.nbytes, self.file_len);
         let (shape, file, offset, nbytes) = (self.shape.clone(), self.file, Some(self.offset), self.nbytes);
-        Ok(Tensor { name: String::new(), dtype, shape, file, offset, nbytes, data })
+        let strides = self.strides.clone();
+        Ok(Tensor { name: String::new(), dtype, shape, file, offset, nbytes, data, strides })
     }
 
     /// The plan and codec of `sel` over the tensor.
@@ -611,7 +615,15 @@ mod tests {
 
     /// An F32 vector of `nbytes` bytes right after an 8-byte header.
     fn f32_ref(nbytes: u64) -> TensorRef {
-        TensorRef { dtype: "st:F32".into(), shape: vec![nbytes / 4], file: 0, offset: 8, nbytes, file_len: 8 + nbytes }
+        TensorRef {
+            dtype: "st:F32".into(),
+            shape: vec![nbytes / 4],
+            file: 0,
+            offset: 8,
+            nbytes,
+            file_len: 8 + nbytes,
+            strides: None,
+        }
     }
 
     /// Each part of a whole-tensor histogram reads its own pieces' bytes, each once, and none
@@ -666,6 +678,7 @@ mod tests {
             file: 0,
             offset: 8 + i * each,
             nbytes: each,
+            strides: None,
             file_len,
         };
         let order = Order::Scan { units: (0..n).map(|i| (tref(i), 0..1)).collect() };
@@ -694,7 +707,15 @@ mod tests {
         let one = Reply::Spans(vec!["ab".into()]).to_bytes();
         assert!(Reply::from_bytes(&order, &one).is_none(), "one digest for two spans");
         let v = ValueDiff { compared: 3, nmse: 0.5, cosine: f64::NAN, max_abs: 2.0, identical: false };
-        let t = TensorRef { dtype: "st:F32".into(), shape: vec![3], file: 0, offset: 8, nbytes: 12, file_len: 20 };
+        let t = TensorRef {
+            dtype: "st:F32".into(),
+            shape: vec![3],
+            file: 0,
+            offset: 8,
+            nbytes: 12,
+            file_len: 20,
+            strides: None,
+        };
         let cmp =
             Order::Compare { a: t.clone(), b: t, values: Values::Sample, pairing: Pairing::PlusOne { hf_is_a: true } };
         let cmp = Order::from_bytes(&cmp.to_bytes()).unwrap();

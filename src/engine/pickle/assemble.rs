@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::safety::Verdict;
+use super::torch::Layout;
 use super::{rules, Container, PickleRead};
 use crate::findings::Finding;
 use crate::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
@@ -56,7 +57,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
                 (None, _, _) => Err(Lost::NoStorage),
                 (_, _, None) | (_, None, _) => Err(Lost::NoSize),
                 _ if big_endian => Err(Lost::BigEndian),
-                _ if !t.contiguous() => Err(Lost::Strided),
+                _ if t.layout() == Layout::Strided => Err(Lost::Strided),
                 (Some(s), Some(o), Some(n)) => match o.checked_add(n) {
                     Some(end) if end <= s.start + s.len => Extent::check(&dtype, &t.shape, o, n, info.size),
                     _ => {
@@ -80,7 +81,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
                     Finding::info(
                         rules::NOT_CONTIGUOUS,
                         format!(
-                            "shape {:?} with strides {:?} is not row-major: its values are not read",
+                            "shape {:?} with strides {:?} skips or repeats elements: its values are not read",
                             t.shape, t.strides
                         ),
                     )
@@ -96,6 +97,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
                 offset,
                 nbytes: nbytes.unwrap_or(0),
                 data,
+                strides: (t.layout() == Layout::Permuted).then(|| t.strides.clone()),
             });
         }
         // Two paths of the pickle can flatten to one name ({'a': {'b': x}, 'a.b': y}).

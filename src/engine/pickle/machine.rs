@@ -248,6 +248,17 @@ impl Machine<'_> {
         self.push(s)
     }
 
+    /// A Python 2 `str` (STRING, BINSTRING, SHORT_BINSTRING): text when it is UTF-8, as
+    /// `torch.load` decodes it (`encoding="utf-8"`), else bytes.
+    fn py2_str(&mut self, n: usize) -> R<()> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len()).ok_or(Fault::Truncated)?;
+        if std::str::from_utf8(&self.b[self.pos..end]).is_ok() {
+            self.text(n)
+        } else {
+            self.bytes(n)
+        }
+    }
+
     fn bytes(&mut self, n: usize) -> R<()> {
         let at = self.pos;
         let b = self.take(n)?;
@@ -416,11 +427,11 @@ impl Machine<'_> {
                 let n = i32::from_le_bytes(self.le()?);
                 let n = usize::try_from(n).or_else(|_| bad("BINSTRING has a negative length"))?;
                 let n = self.len(n as u64)?;
-                self.bytes(n)?;
+                self.py2_str(n)?;
             }
             b'U' => {
                 let n = self.u8()? as usize;
-                self.bytes(n)?;
+                self.py2_str(n)?;
             }
             b'X' => {
                 let n = u32::from_le_bytes(self.le()?);
@@ -754,6 +765,15 @@ mod tests {
         assert_eq!(t.str(items[0].0), Some("a"));
         assert_eq!(t.items(items[0].1).unwrap().len(), 4);
         assert_eq!(t.str(items[1].1), Some("x"));
+    }
+
+    #[test]
+    fn python_2_strings_are_text_when_utf8_as_torch_load_decodes_them() {
+        // Python 2's pickle.dumps(['storage', '\xff'], protocol=2): SHORT_BINSTRING and BINSTRING.
+        let t = run(b"\x80\x02]q\x00(U\x07storageq\x01T\x01\x00\x00\x00\xffq\x02e.", 0);
+        let items = t.items(t.root.unwrap()).unwrap();
+        assert_eq!(t.str(items[0]), Some("storage"));
+        assert!(matches!(t.get(items[1]), Some(Node::Bytes { len: 1, .. })), "not UTF-8: kept as bytes");
     }
 
     #[test]

@@ -39,17 +39,45 @@ pub struct PickledTensor {
     pub strides: Vec<u64>,
 }
 
+/// How a view's strides lay its elements out in its storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Row-major for the shape (dimensions of size 1 ignored).
+    RowMajor,
+    /// Every element once, in one span, in another dimension order (a transposed weight).
+    Permuted,
+    /// Strides that skip or repeat elements.
+    Strided,
+}
+
 impl PickledTensor {
-    /// Whether the strides are row-major for the shape (dimensions of size 1 ignored).
-    pub fn contiguous(&self) -> bool {
+    /// How the strides lay the elements out: dense when, taken from the smallest stride up, each
+    /// is the product of the sizes of the dimensions before it (dimensions of size 1 ignored).
+    pub fn layout(&self) -> Layout {
+        if self.shape.len() != self.strides.len() {
+            return Layout::Strided;
+        }
+        if self.shape.contains(&0) {
+            return Layout::RowMajor; // no element to read
+        }
+        let mut dims: Vec<(u64, u64, usize)> = (self.shape.iter().zip(&self.strides).enumerate())
+            .filter(|(_, (&d, _))| d != 1)
+            .map(|(i, (&d, &s))| (s, d, i))
+            .collect();
+        // Innermost first; of two equal strides (only possible when not dense), the later dim.
+        dims.sort_by_key(|&(s, _, i)| (s, std::cmp::Reverse(i)));
         let mut expect = 1u64;
-        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
-            if d != 1 && s != expect {
-                return false;
+        for &(s, d, _) in &dims {
+            if s != expect {
+                return Layout::Strided;
             }
             expect = expect.saturating_mul(d);
         }
-        self.shape.len() == self.strides.len()
+        if dims.windows(2).all(|w| w[0].2 > w[1].2) {
+            Layout::RowMajor
+        } else {
+            Layout::Permuted
+        }
     }
 }
 
@@ -161,6 +189,16 @@ fn join(prefix: &str, part: &str) -> String {
     }
 }
 
+/// The `(key, value)` pairs a dict or OrderedDict call is given as its argument (as Python 2
+/// pickled an OrderedDict): a list of two-item lists or tuples.
+fn dict_argument(tree: &Tree, func: Id, args: Id) -> Option<Vec<(Id, Id)>> {
+    if !matches!(tree.global(func)?, ("collections", "OrderedDict") | ("builtins" | "__builtin__", "dict")) {
+        return None;
+    }
+    let pairs = tree.items(*tree.items(args)?.first()?)?;
+    pairs.iter().map(|&p| tree.items(p).and_then(|kv| Some((*kv.first()?, *kv.get(1)?)))).collect()
+}
+
 /// A key as a name part: a string (its first [`MAX_NAME_PART`] bytes), an integer, or `?`.
 fn key_text(tree: &Tree, id: Id) -> String {
     match tree.get(id) {
@@ -219,7 +257,15 @@ impl Walk<'_> {
                     }
                 }
             }
-            Some(Node::Call { items, appended, state, .. }) => {
+            Some(Node::Call { func, args, items, appended, state, .. }) => {
+                // Python 2's OrderedDict pickled its items as its argument: `[[key, value], …]`.
+                if let Some(pairs) = dict_argument(tree, *func, *args) {
+                    for (k, v) in pairs {
+                        if !self.seen.contains(&v) {
+                            self.walk(v, named(k), depth + 1);
+                        }
+                    }
+                }
                 for (k, v) in items {
                     if !self.seen.contains(v) {
                         self.walk(*v, named(*k), depth + 1);
@@ -346,4 +392,33 @@ fn storage(tree: &Tree, id: Id) -> Option<Storage> {
     let location = items.get(3).and_then(|&l| tree.str(l)).unwrap_or("?").to_owned();
     let numel = items.get(4).and_then(|&n| tree.int(n)).and_then(|n| u64::try_from(n).ok());
     Some(Storage { key, dtype: storage_dtype(&type_name), type_name, numel, location })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(shape: &[u64], strides: &[u64]) -> PickledTensor {
+        let storage = Storage {
+            key: "0".into(),
+            dtype: Some(Dtype::F32),
+            type_name: "FloatStorage".into(),
+            numel: None,
+            location: "cpu".into(),
+        };
+        PickledTensor { name: "t".into(), storage, storage_offset: 0, shape: shape.into(), strides: strides.into() }
+    }
+
+    #[test]
+    fn views_are_row_major_permuted_or_strided() {
+        assert_eq!(view(&[2, 3], &[3, 1]).layout(), Layout::RowMajor);
+        assert_eq!(view(&[2, 1, 3], &[3, 7, 1]).layout(), Layout::RowMajor, "a dimension of 1 has any stride");
+        assert_eq!(view(&[], &[]).layout(), Layout::RowMajor);
+        assert_eq!(view(&[32, 3, 3, 3], &[1, 32, 96, 288]).layout(), Layout::Permuted, "column-major");
+        assert_eq!(view(&[2, 3, 4], &[4, 8, 1]).layout(), Layout::Permuted, "the first two dims swapped");
+        assert_eq!(view(&[2, 3], &[6, 2]).layout(), Layout::Strided, "every other element");
+        assert_eq!(view(&[2, 3], &[0, 1]).layout(), Layout::Strided, "a broadcast repeats elements");
+        assert_eq!(view(&[2, 2], &[1, 1]).layout(), Layout::Strided, "overlapping");
+        assert_eq!(view(&[2, 3], &[3]).layout(), Layout::Strided, "strides that do not match the shape");
+    }
 }
