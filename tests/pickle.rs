@@ -356,3 +356,26 @@ fn long_names_reused_through_the_memo_are_refused_or_cut_not_copied_each_time() 
     assert!(tensors[0].name.len() <= 256 && tensors[0].name.bytes().all(|b| b == b'a'), "{}", tensors[0].name.len());
     assert_eq!(tensors[0].shape, [1]);
 }
+
+/// A zip is recognised by its bytes: torch's archive whatever its name (`.jit`, none), and a
+/// zip without a `data.pkl` (numpy's `.npz`, a dataset) named otherwise is another file.
+#[test]
+fn a_zip_is_a_torch_archive_by_its_bytes_whatever_its_name() {
+    use tensorscope::engine::open::Parsed;
+    let good = std::fs::read(path("torch-zip.pt")).unwrap();
+    for name in ["weights", "model.jit", "exported.ckpt"] {
+        assert!(matches!(parse(name, &good, 1 << 20), Parsed::Pickle(p) if p.tensors.len() == 7), "{name}");
+    }
+    let mut other = good.clone();
+    let name = b"archive/data.pkl";
+    let at: Vec<usize> = (0..other.len() - name.len()).filter(|&i| &other[i..i + name.len()] == name).collect();
+    assert_eq!(at.len(), 2, "the local and the central entry");
+    for i in at {
+        other[i + 11] = b'x'; // archive/datx.pkl
+    }
+    assert!(matches!(parse("arrays.npz", &other, 1 << 20), Parsed::Other));
+    match parse("x.pt", &other, 1 << 20) {
+        Parsed::Pickle(p) => assert!(p.findings.iter().any(|f| f.code == "pickle.no_data_pkl")),
+        _ => panic!("named as a checkpoint, it is judged as one"),
+    }
+}

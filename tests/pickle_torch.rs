@@ -115,8 +115,13 @@ fn what_is_not_read_is_said_and_nothing_else_is_flagged() {
     assert!(r["tensors"].as_array().unwrap().iter().all(|t| t["offset"].is_u64()), "{}", r["tensors"]);
     // Tensors with attributes keep their dtype (float8 among them); protocol 1's text LONG magic.
     only("attrs.pt", &[]);
-    let r = only("proto1-legacy.pt", &[]);
+    // torch.load reads it, but not with weights_only: that unpickler runs no protocol 1 text
+    // opcode (the magic number is a text LONG).
+    let r = only("proto1-legacy.pt", &["pickle.weights_only_rejects"]);
     assert_eq!(r["metadata"]["pickle.container"], "torch legacy");
+    assert_eq!(r["weights_only"]["loads"], false);
+    assert!(r["weights_only"]["reason"].as_str().unwrap().contains("LONG"), "{}", r["weights_only"]);
+    assert_eq!(check("attrs.pt").1["weights_only"], serde_json::json!({"loads": true, "rejected": [], "reason": null}));
     // Quantized and sparse tensors (one with an attribute, so inside _rebuild_from_type_v2):
     // said, not dropped silently.
     let r = only("kinds.pt", &["pickle.tensor_not_read"; 3]);

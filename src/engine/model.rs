@@ -214,6 +214,8 @@ pub struct Checkpoint {
     pub configs: Vec<ConfigFile>,
     /// Every import a pickle checkpoint's files would make, with the file it is in.
     pub imports: Vec<(usize, super::pickle::Import)>,
+    /// Whether `torch.load(weights_only=True)` loads every file of a pickle checkpoint.
+    pub weights_only: Option<super::pickle::weights_only::WeightsOnly>,
     pub findings: Vec<Finding>,
 }
 
@@ -229,6 +231,7 @@ impl Checkpoint {
             tensors: vec![],
             configs: vec![],
             imports: vec![],
+            weights_only: None,
             findings: vec![],
         }
     }

@@ -24,7 +24,8 @@ enum Inner {
     Safetensors(safetensors::HeaderDecoder),
     Index(safetensors::IndexDecoder),
     Config(ConfigDecoder),
-    Pickle(Box<super::pickle::PickleDecoder>),
+    /// A pickle decoder, and whether only a torch archive counts (a zip sniffed by its bytes).
+    Pickle(Box<super::pickle::PickleDecoder>, bool),
     Done(Option<Parsed>),
 }
 
@@ -59,10 +60,13 @@ impl Decoder for FileDecoder {
                         FileKind::Safetensors => Inner::Safetensors(safetensors::HeaderDecoder::new(self.file_len)),
                         FileKind::Index => Inner::Index(safetensors::IndexDecoder::new(self.file_len)),
                         FileKind::Config => Inner::Config(ConfigDecoder::new(self.file_len)),
-                        FileKind::Pickle(_) => Inner::Pickle(Box::new(super::pickle::PickleDecoder::new(
-                            self.file_len,
-                            head.starts_with(b"PK\x03\x04"),
-                        ))),
+                        FileKind::Pickle(_) => Inner::Pickle(
+                            Box::new(super::pickle::PickleDecoder::new(self.file_len, head.starts_with(b"PK\x03\x04"))),
+                            false,
+                        ),
+                        FileKind::Zip => {
+                            Inner::Pickle(Box::new(super::pickle::PickleDecoder::new(self.file_len, true)), true)
+                        }
                         FileKind::Other => Inner::Done(Some(Parsed::Other)),
                     };
                     let fed = match &mut inner {
@@ -91,8 +95,11 @@ impl Decoder for FileDecoder {
                     Step::Need(r) => return Step::Need(r),
                     Step::Done(c) => self.inner = Inner::Done(Some(Parsed::Config(c))),
                 },
-                Inner::Pickle(d) => match d.step() {
+                Inner::Pickle(d, only_torch) => match d.step() {
                     Step::Need(r) => return Step::Need(r),
+                    Step::Done(p) if *only_torch && !p.found_data_pkl() => {
+                        self.inner = Inner::Done(Some(Parsed::Other))
+                    }
                     Step::Done(p) => self.inner = Inner::Done(Some(Parsed::Pickle(p))),
                 },
                 Inner::Done(out) => return Step::Done(out.take().unwrap_or(Parsed::Other)),
@@ -107,7 +114,7 @@ impl Decoder for FileDecoder {
             Inner::Safetensors(d) => d.feed(offset, bytes),
             Inner::Index(d) => d.feed(offset, bytes),
             Inner::Config(d) => d.feed(offset, bytes),
-            Inner::Pickle(d) => d.feed(offset, bytes),
+            Inner::Pickle(d, _) => d.feed(offset, bytes),
             Inner::Done(_) => Ok(()),
         }
     }

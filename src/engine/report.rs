@@ -278,6 +278,7 @@ impl Serialize for Report<'_> {
                 },
             });
             m.serialize_entry("imports", &seq(imports))?;
+            m.serialize_entry("weights_only", &cp.weights_only)?;
         }
         if let Some(scan) = self.scan {
             let counted = cp.tensors.iter().zip(scan).filter_map(|(t, o)| match o {

@@ -15,6 +15,9 @@ pub enum FileKind {
     Config,
     /// A pickle checkpoint (`torch.save`): recognised, never loaded; the text says which form.
     Pickle(&'static str),
+    /// A zip not named like a checkpoint: a torch or TorchScript archive when it holds a
+    /// `data.pkl`, else another file.
+    Zip,
     /// Anything else (config files, tokenizers, READMEs).
     Other,
 }
@@ -39,6 +42,10 @@ pub fn sniff(name: &str, head: &[u8]) -> FileKind {
     }
     if head.starts_with(b"PK\x03\x04") && is_pickle_name(&lower) {
         return FileKind::Pickle("a zip archive as written by torch.save");
+    }
+    if head.starts_with(b"PK\x03\x04") {
+        // Any other name (`.jit`, none): a torch archive when its directory holds a data.pkl.
+        return FileKind::Zip;
     }
     if head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
         return FileKind::Pickle("a raw pickle stream");
@@ -70,7 +77,8 @@ mod tests {
         assert_eq!(sniff("model.safetensors.index.json", b"{\n"), FileKind::Index);
         assert!(matches!(sniff("pytorch_model.bin", b"PK\x03\x04...."), FileKind::Pickle(_)));
         assert!(matches!(sniff("model_best.pth.tar", b"PK\x03\x04...."), FileKind::Pickle(_)));
-        assert_eq!(sniff("dataset.tar", b"PK\x03\x04...."), FileKind::Other);
+        assert_eq!(sniff("dataset.tar", b"PK\x03\x04...."), FileKind::Zip);
+        assert_eq!(sniff("silero_vad.jit", b"PK\x03\x04...."), FileKind::Zip);
         assert!(matches!(sniff("weights", b"\x80\x02}q\0"), FileKind::Pickle(_)));
         assert_eq!(sniff("model/config.json", b"{\"a\": 1}"), FileKind::Config);
         assert_eq!(sniff("model/Tokenizer_Config.json", b"{"), FileKind::Config);

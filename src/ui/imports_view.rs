@@ -22,6 +22,27 @@ pub fn ImportsView(cp: Arc<Checkpoint>) -> impl IntoView {
         (n, _) => format!("{n} dangerous imports: loading this file with torch.load or pickle would run them."),
     };
     let alarming = dangerous > 0;
+    let weights_only = cp.weights_only.as_ref().map(|w| {
+        let (text, class) = match (&w.reason, w.rejected.as_slice()) {
+            (Some(why), _) => (
+                format!("torch.load(weights_only=True), torch's default since 2.6, cannot load it: {why}."),
+                "sev-warning",
+            ),
+            (None, []) => {
+                ("torch.load(weights_only=True), torch's default since 2.6, loads it.".to_owned(), "sev-info")
+            }
+            (None, names) => (
+                format!(
+                    "torch.load(weights_only=True), torch's default since 2.6, refuses {}. If you trust them: \
+                     torch.serialization.add_safe_globals([{}])",
+                    names.join(", "),
+                    names.join(", ")
+                ),
+                "sev-warning",
+            ),
+        };
+        view! { <p data-testid="weights-only" data-loads=w.loads.to_string() class=class>{text}</p> }
+    });
     let rows = cp
         .imports
         .iter()
@@ -47,6 +68,7 @@ pub fn ImportsView(cp: Arc<Checkpoint>) -> impl IntoView {
             {verdict}
             " Tensorscope read the pickle without importing or running anything."
         </p>
+        {weights_only}
         <table class="modules" data-testid="imports">
             <thead><tr><th>"Import"</th><th>"Verdict"</th><th>"Where"</th><th>"File"</th></tr></thead>
             <tbody>{rows}</tbody>

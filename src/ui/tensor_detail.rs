@@ -187,6 +187,10 @@ pub fn TensorDetail() -> impl IntoView {
                 <dt>"Bytes"</dt><dd>{format!("{} ({})", human_bytes(t.nbytes), t.nbytes)}</dd>
                 <dt>"Offset"</dt><dd data-testid="detail-offset">{offset}</dd>
                 <dt>"File"</dt><dd>{file}</dd>
+                {t.strides.as_ref().map(|s| view! {
+                    <dt>"Strides"</dt>
+                    <dd data-testid="detail-strides">{format!("{s:?}: stored in another order than its shape's (a transposed view)")}</dd>
+                })}
             </dl>
             {(!decodable).then(|| view! {
                 <p class="sev-warning" data-testid="undecodable">"Values of this type cannot be decoded."</p>

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::safety::Verdict;
 use super::torch::Layout;
+use super::weights_only::WeightsOnly;
 use super::{rules, Container, PickleRead};
 use crate::findings::Finding;
 use crate::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
@@ -13,6 +14,7 @@ use crate::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue,
 /// The pickle files given (shards of one model are listed together, file by file).
 pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
     let mut cp = Checkpoint::empty(Format::Pickle);
+    let mut weights = Vec::new();
     let mut files = files;
     crate::sort::sort_by(&mut files, |a, b| a.0.path.cmp(&b.0.path));
     for (i, (info, read)) in files.into_iter().enumerate() {
@@ -116,12 +118,34 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
         cap.finish(&mut dupes);
         cp.findings.append(&mut dupes);
         cp.findings.extend(import_findings(&info.path, &read).into_iter().map(|f| f.in_file(i)));
+        cp.findings.extend(weights_only_finding(&info.path, &read.weights_only).map(|f| f.in_file(i)));
+        weights.push(read.weights_only.clone());
         cp.findings.extend(read.findings.into_iter().map(|f| f.in_file(i)));
         cp.imports.extend(read.imports.into_iter().map(|imp| (i, imp)));
         cp.big_endian.push(false);
         cp.files.push(info);
     }
+    cp.weights_only = Some(WeightsOnly::merge(weights.into_iter()));
     cp
+}
+
+/// A warning when `torch.load(weights_only=True)`, torch's default since 2.6, does not load the
+/// file: the globals to allowlist (the `add_safe_globals` line), or why it cannot load at all.
+fn weights_only_finding(path: &str, w: &WeightsOnly) -> Option<Finding> {
+    let msg = match (&w.reason, w.rejected.as_slice()) {
+        (Some(why), _) => {
+            format!("{path}: torch.load(weights_only=True), torch's default since 2.6, cannot load it: {why}")
+        }
+        (None, []) => return None,
+        (None, names) => format!(
+            "{path}: torch.load(weights_only=True), torch's default since 2.6, refuses it (\"Unsupported global\"): it \
+             imports {}, outside torch's weights-only allowlist; if you trust them: \
+             torch.serialization.add_safe_globals([{}])",
+            names.join(", "),
+            names.join(", ")
+        ),
+    };
+    Some(Finding::warning(rules::WEIGHTS_ONLY_REJECTS, msg))
 }
 
 /// One finding per distinct import that is not expected: errors for the dangerous ones.
@@ -132,7 +156,7 @@ fn import_findings(path: &str, read: &PickleRead) -> Vec<Finding> {
         e.1 += 1;
     }
     let what = match read.container {
-        Container::TorchZip => "a pickle of the zip",
+        Container::TorchZip | Container::TorchScript => "a pickle of the zip",
         Container::TorchTar => "a pickle of the tar",
         _ => "the pickle",
     };

@@ -98,7 +98,15 @@ pub struct Tree {
     pub stopped: Option<Stopped>,
     /// Whether the bytes ran out before STOP (a longer read may finish it).
     pub truncated: bool,
+    /// The first opcode torch's weights-only unpickler does not run, and its offset.
+    pub refused_opcode: Option<(u8, u64)>,
 }
+
+/// The opcodes `torch.load(weights_only=True)` runs (torch/_weights_only_unpickler.py): GLOBAL,
+/// NEWOBJ, REDUCE, BUILD, APPEND(S), SETITEM(S), MARK, TUPLE/1/2/3, NONE, NEWFALSE, NEWTRUE,
+/// EMPTY_TUPLE/LIST/DICT/SET, BININT/1/2, BINFLOAT, BINUNICODE, SHORT_BINSTRING, BINPERSID,
+/// (LONG_)BINGET, (LONG_)BINPUT, LONG1, PROTO and STOP; any other is refused.
+const WEIGHTS_ONLY_OPCODES: &[u8] = b"c\x81Rbaesu(t\x85\x86\x87N\x89\x88)]}\x8fJKMGXUQhjqr\x8a\x80.";
 
 struct Machine<'a> {
     b: &'a [u8],
@@ -135,6 +143,11 @@ pub fn run(bytes: &[u8], base: u64) -> Tree {
     };
     loop {
         let at = m.pos;
+        if let Some(&op) = m.b.get(at) {
+            if m.tree.refused_opcode.is_none() && !WEIGHTS_ONLY_OPCODES.contains(&op) {
+                m.tree.refused_opcode = Some((op, base + at as u64));
+            }
+        }
         match m.step() {
             Ok(true) => {
                 m.tree.end = Some(base + m.pos as u64);

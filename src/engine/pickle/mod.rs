@@ -12,6 +12,7 @@ pub mod tar;
 mod tar_load;
 pub mod tar_records;
 pub mod torch;
+pub mod weights_only;
 pub mod zip;
 
 use crate::hash::HashMap;
@@ -23,6 +24,7 @@ use crate::step::{Decoder, FeedError, Step};
 use machine::{Node, Tree};
 use safety::{judge, Verdict};
 use torch::PickledTensor;
+use weights_only::WeightsOnly;
 
 /// Stable codes of the rules a pickle checkpoint can break.
 pub mod rules {
@@ -43,6 +45,8 @@ pub mod rules {
     pub const DUPLICATE_NAME: &str = "pickle.duplicate_name";
     pub const UNDECODED_TYPE: &str = "pickle.undecoded_type";
     pub const BAD_TAR: &str = "pickle.bad_tar";
+    pub const TORCHSCRIPT: &str = "pickle.torchscript";
+    pub const WEIGHTS_ONLY_REJECTS: &str = "pickle.weights_only_rejects";
 }
 
 /// Largest pickle read (the `data.pkl` of a 70B model is a few MB).
@@ -83,6 +87,9 @@ pub enum Container {
     TorchLegacy,
     /// The tar archive of torch < 0.4.
     TorchTar,
+    /// A TorchScript archive (`torch.jit.save`): a torch zip that also holds `constants.pkl`
+    /// and the module's code.
+    TorchScript,
     Plain,
 }
 
@@ -92,6 +99,7 @@ impl Container {
             Container::TorchZip => "torch zip",
             Container::TorchLegacy => "torch legacy",
             Container::TorchTar => "torch tar",
+            Container::TorchScript => "torchscript",
             Container::Plain => "pickle",
         }
     }
@@ -126,12 +134,17 @@ pub struct PickleRead {
     pub findings: Vec<Finding>,
     /// What the container says: `archive`, `byteorder`, the legacy protocol.
     pub facts: Vec<(String, String)>,
+    /// Whether `torch.load(weights_only=True)` loads it.
+    pub weights_only: WeightsOnly,
 }
 
 /// The legacy format's storage keys, in the order their bytes follow, and where they begin.
 type LegacyKeys = (Vec<String>, u64);
 /// Imports as `(module, name, at)`.
 type Globals = Vec<(String, String, u64)>;
+/// A legacy file's first pickles: the object's tree, its storage keys, the imports of the
+/// pickles around it, and the first opcode among those that weights_only refuses.
+type LegacyRead = (Tree, Option<LegacyKeys>, Globals, Option<(u8, u64)>);
 
 impl PickleRead {
     /// Nothing read yet from a file of this container.
@@ -144,7 +157,13 @@ impl PickleRead {
             imports: vec![],
             findings: vec![],
             facts: vec![],
+            weights_only: WeightsOnly::default(),
         }
+    }
+
+    /// Whether a zip held a `data.pkl`, the object torch.load reads (else it is not torch's).
+    pub fn found_data_pkl(&self) -> bool {
+        self.facts.iter().any(|(k, _)| k == "archive")
     }
 }
 
@@ -227,6 +246,8 @@ enum Purpose {
     Storage,
     /// Another `.pkl` entry: read only for its imports.
     Scan,
+    /// A TorchScript archive's `constants.pkl`: the tensors its code uses.
+    Constants,
 }
 
 /// Decodes a pickle checkpoint by ranges: the zip's directory and local headers, the pickle,
@@ -253,6 +274,14 @@ pub struct PickleDecoder {
     tar_storages: HashMap<String, torch::Storage>,
     /// A tar's tensors by key, as its `tensors` records give them (named by the object pickle).
     tar_tensors: HashMap<String, PickledTensor>,
+    /// A TorchScript archive's constants (`CONSTANTS.c0`, …), their storages keyed
+    /// `constants/<key>`.
+    constants: Vec<PickledTensor>,
+    /// Offsets of the imports of pickles torch.load does not unpickle (a zip's other `.pkl`
+    /// entries): judged, but no part of what weights_only loads.
+    not_loaded: Vec<u64>,
+    /// The first opcode the weights-only unpickler refuses in a pickle torch.load reads.
+    refused_opcode: Option<(u8, u64)>,
 }
 
 impl PickleDecoder {
@@ -272,6 +301,9 @@ impl PickleDecoder {
             tar_refused: false,
             tar_storages: HashMap::default(),
             tar_tensors: HashMap::default(),
+            constants: Vec::new(),
+            not_loaded: Vec::new(),
+            refused_opcode: None,
         }
     }
 
@@ -301,8 +333,15 @@ impl PickleDecoder {
     }
 
     fn finish(&mut self) {
+        // A TorchScript archive's classes are its own, compiled from its code (which the
+        // torchscript finding is about), not Python imports.
+        let torchscript = self.out.container == Container::TorchScript;
+        let verdict = |module: &str, name: &str| match module.split('.').next() {
+            Some("__torch__") if torchscript => Verdict::Expected,
+            _ => judge(module, name),
+        };
         for (module, name, at) in std::mem::take(&mut self.side_imports) {
-            let verdict = judge(&module, &name);
+            let verdict = verdict(&module, &name);
             self.out.imports.push(Import { module, name, at, verdict });
         }
         if let Some(tree) = self.tree.take() {
@@ -312,7 +351,7 @@ impl PickleDecoder {
                     module: module.into(),
                     name: name.into(),
                     at,
-                    verdict: judge(module, name),
+                    verdict: verdict(module, name),
                 });
             }
             crate::sort::sort_by_key(&mut self.out.imports, |i| i.at);
@@ -335,7 +374,22 @@ impl PickleDecoder {
             }
             cap.finish(&mut self.out.findings);
             self.out.tensors = found.tensors;
+            self.refused_opcode = self.refused_opcode.or(tree.refused_opcode);
         }
+        self.out.tensors.append(&mut self.constants);
+        let reason = match (self.out.container, self.refused_opcode) {
+            (Container::TorchScript, _) => {
+                Some("a TorchScript archive, which torch.load refuses with weights_only".into())
+            }
+            (_, Some((op, at))) => Some(format!(
+                "opcode {} (0x{op:02x}) at byte {at} is not one its unpickler runs",
+                weights_only::opcode_name(op)
+            )),
+            _ => None,
+        };
+        // torch.load refuses a TorchScript archive before it unpickles anything.
+        let loaded = self.out.imports.iter().filter(|i| !torchscript && !self.not_loaded.contains(&i.at));
+        self.out.weights_only = WeightsOnly::of(loaded.map(|i| (i.module.as_str(), i.name.as_str())), reason);
         self.state = State::Done;
     }
 
@@ -350,7 +404,8 @@ impl PickleDecoder {
     /// storage keys and where the storages begin.
     /// The imports of the pickles around it (magic, protocol, system info, keys), which
     /// `torch.load` runs as well, come with it.
-    fn legacy(prefix: &[u8]) -> Option<(Tree, Option<LegacyKeys>, Globals)> {
+    /// The first opcode of the pickles around it that weights_only refuses comes last.
+    fn legacy(prefix: &[u8]) -> Option<LegacyRead> {
         let first = machine::run(prefix, 0);
         if first.truncated {
             return None;
@@ -358,7 +413,7 @@ impl PickleDecoder {
         // torch compares the number's value, however the pickle encodes it.
         let magic = matches!(first.root.and_then(|r| first.get(r)), Some(Node::BigInt(b)) if is_legacy_magic(b));
         if !magic {
-            return Some((first, None, Vec::new()));
+            return Some((first, None, Vec::new(), None));
         }
         let mut at = first.end?;
         let mut trees = vec![first];
@@ -378,7 +433,30 @@ impl PickleDecoder {
             .map(|items| items.iter().map(|&k| keys_tree.str(k).unwrap_or_default().to_owned()).collect())
             .unwrap_or_default();
         let side = trees.iter().chain([&keys_tree]).flat_map(owned_globals).collect();
-        Some((object, Some((keys, at)), side))
+        let refused = trees.iter().chain([&keys_tree]).find_map(|t| t.refused_opcode);
+        Some((object, Some((keys, at)), side, refused))
+    }
+
+    /// A TorchScript archive's constants: the tuple `constants.pkl` holds, each named as its
+    /// code names it (`CONSTANTS.c0`, …), its storage `constants/<key>`; the storage entries to
+    /// read come back (missing ones are findings).
+    fn constants_from(&mut self, tree: &Tree, entries: &[zip::Entry]) -> Vec<(usize, Purpose)> {
+        let mut reads = Vec::new();
+        for mut t in torch::tensors(tree) {
+            let key = format!("constants/{}", t.storage.key);
+            match entries.iter().position(|e| e.name == format!("{}{key}", self.prefix)) {
+                Some(i) if !reads.contains(&(i, Purpose::Storage)) => reads.push((i, Purpose::Storage)),
+                Some(_) => {}
+                None => self.out.findings.push(Finding::error(
+                    rules::MISSING_STORAGE,
+                    format!("storage {key} is not in the zip ({}{key}): its tensors have no data", self.prefix),
+                )),
+            }
+            t.name = format!("CONSTANTS.c{}", t.name);
+            t.storage.key = key;
+            self.constants.push(t);
+        }
+        reads
     }
 
     fn advance(&mut self) -> Option<ByteRange> {
@@ -487,8 +565,25 @@ impl PickleDecoder {
                     // Every other pickle in the zip is judged too, as scanners do: what loads
                     // it (torch.load, a library reading its own entry) runs its imports. They
                     // are read first, so a data.pkl that cannot be used does not skip them.
-                    let others: Vec<usize> =
-                        (0..entries.len()).filter(|&i| i != pkl && entries[i].name.ends_with(".pkl")).collect();
+                    // torch.load takes a zip that holds constants.pkl for TorchScript (and hands it
+                    // to torch.jit.load), which compiles and runs the code under code/.
+                    let constants = entries.iter().position(|e| e.name == format!("{}constants.pkl", self.prefix));
+                    if constants.is_some() {
+                        self.out.container = Container::TorchScript;
+                        let code = entries.iter().filter(|e| e.name.starts_with(&format!("{}code/", self.prefix)));
+                        self.out.findings.push(Finding::warning(
+                            rules::TORCHSCRIPT,
+                            format!(
+                                "a TorchScript archive: torch.jit.load (which torch.load hands it to) compiles and runs \
+                                 the code of its {} code/ entries, TorchScript that can call any operator torch has; \
+                                 its tensors are listed from data.pkl and constants.pkl",
+                                code.count()
+                            ),
+                        ));
+                    }
+                    let others: Vec<usize> = (0..entries.len())
+                        .filter(|&i| i != pkl && Some(i) != constants && entries[i].name.ends_with(".pkl"))
+                        .collect();
                     if others.len() > MAX_SIDE_PICKLES {
                         self.out.findings.push(Finding::warning(
                             rules::TOO_LARGE,
@@ -500,6 +595,7 @@ impl PickleDecoder {
                     }
                     let mut todo: Vec<(usize, Purpose)> =
                         others.into_iter().take(MAX_SIDE_PICKLES).map(|i| (i, Purpose::Scan)).collect();
+                    todo.extend(constants.map(|i| (i, Purpose::Constants)));
                     todo.push((pkl, Purpose::Pickle));
                     if let Some(b) = entries.iter().position(|e| e.name == format!("{}byteorder", self.prefix)) {
                         todo.push((b, Purpose::ByteOrder));
@@ -532,7 +628,9 @@ impl PickleDecoder {
                     }
                     match purpose {
                         Purpose::Storage => {
-                            let key = e.name[self.prefix.len() + "data/".len()..].to_owned();
+                            // `data/<key>`, or a TorchScript constant's `constants/<key>`.
+                            let rel = &e.name[self.prefix.len()..];
+                            let key = rel.strip_prefix("data/").unwrap_or(rel).to_owned();
                             if e.method != 0 {
                                 let msg =
                                     format!("{}: compressed (method {}); its values are not read", e.name, e.method);
@@ -542,7 +640,7 @@ impl PickleDecoder {
                             }
                             self.state = State::ZipLocal(entries, todo);
                         }
-                        Purpose::Scan if e.method != 0 || len > MAX_PICKLE_BYTES => {
+                        Purpose::Scan | Purpose::Constants if e.method != 0 || len > MAX_PICKLE_BYTES => {
                             let msg = format!(
                                 "{} ({len} bytes, method {}) is not read, so its imports are not judged",
                                 e.name, e.method
@@ -573,7 +671,17 @@ impl PickleDecoder {
                     };
                     if purpose == Purpose::Scan {
                         let tree = machine::run(&b, range.start);
+                        self.not_loaded.extend(tree.globals().map(|(_, _, at)| at));
                         self.side_imports.extend(owned_globals(&tree));
+                        self.state = State::ZipLocal(entries, todo);
+                        continue;
+                    }
+                    if purpose == Purpose::Constants {
+                        let tree = machine::run(&b, range.start);
+                        self.not_loaded.extend(tree.globals().map(|(_, _, at)| at));
+                        self.side_imports.extend(owned_globals(&tree));
+                        let storages = self.constants_from(&tree, &entries);
+                        todo.splice(0..0, storages);
                         self.state = State::ZipLocal(entries, todo);
                         continue;
                     }
@@ -627,7 +735,7 @@ impl PickleDecoder {
                         // Should tarfile give up later, torch reads the legacy format from byte
                         // 0: the imports that would run then are judged too.
                         match Self::legacy(&prefix) {
-                            Some((tree, _, side)) => {
+                            Some((tree, _, side, _)) => {
                                 self.side_imports.extend(side.into_iter().chain(owned_globals(&tree)))
                             }
                             None => self.side_imports.extend(owned_globals(&machine::run(&prefix, 0))),
@@ -644,13 +752,14 @@ impl PickleDecoder {
                             self.tree = Some(machine::run(&prefix, 0));
                             self.finish();
                         }
-                        Some((tree, None, _)) => {
+                        Some((tree, None, _, _)) => {
                             self.tree = Some(tree);
                             self.finish();
                         }
-                        Some((tree, Some((keys, at)), side)) => {
+                        Some((tree, Some((keys, at)), side, refused)) => {
                             self.out.container = Container::TorchLegacy;
                             self.side_imports = side;
+                            self.refused_opcode = refused;
                             // The sizes are counted in elements of the storage's own type (an
                             // UntypedStorage's in bytes), whatever dtype the tensor views it as.
                             self.storage_widths = torch::tensors(&tree)

@@ -21,7 +21,10 @@ type Rule = (&'static str, &'static [&'static str]);
 /// What torch, numpy and Lightning checkpoints import to rebuild their contents.
 const EXPECTED: &[Rule] = &[
     ("collections", &["OrderedDict", "defaultdict"]),
-    ("torch._utils", &[]),
+    // The rebuild functions only: `_import_dotted_name` and the rest would hand out any object.
+    ("torch._utils", REBUILDS),
+    // TorchScript's typed lists and dicts (`build_intlist`, `restore_type_tag`).
+    ("torch.jit._pickle", &[]),
     ("torch._tensor", &["_rebuild_from_type_v2"]),
     ("torch.serialization", &["_get_layout"]),
     ("torch.nn.parameter", &["Parameter"]),
@@ -98,6 +101,25 @@ const EXPECTED: &[Rule] = &[
     ("builtins", &["set", "frozenset", "slice", "complex", "bytearray", "float", "int", "list", "dict", "tuple"]),
     ("__builtin__", &["set", "frozenset", "slice", "complex", "bytearray"]),
     ("argparse", &["Namespace"]),
+];
+
+/// `torch._utils`' rebuild functions, as torch's own saving writes them.
+const REBUILDS: &[&str] = &[
+    "_rebuild_tensor",
+    "_rebuild_tensor_v2",
+    "_rebuild_tensor_v3",
+    "_rebuild_parameter",
+    "_rebuild_parameter_with_state",
+    "_rebuild_qtensor",
+    "_rebuild_sparse_tensor",
+    "_rebuild_sparse_csr_tensor",
+    "_rebuild_nested_tensor",
+    "_rebuild_meta_tensor_no_storage",
+    "_rebuild_wrapper_subclass",
+    "_rebuild_device_tensor_from_numpy",
+    "_rebuild_device_tensor_from_cpu_tensor",
+    "_rebuild_xla_tensor",
+    "_rebuild_mtia_tensor",
 ];
 
 /// The typed tensor and storage classes of torch < 0.4 (`torch.FloatTensor`,
@@ -264,6 +286,7 @@ mod tests {
     #[test]
     fn verdicts() {
         assert_eq!(judge("torch._utils", "_rebuild_tensor_v2"), Verdict::Expected);
+        assert_eq!(judge("torch._utils", "_import_dotted_name"), Verdict::Unknown, "hands out any object");
         assert_eq!(judge("collections", "OrderedDict"), Verdict::Expected);
         assert_eq!(judge("torch", "BFloat16Storage"), Verdict::Expected);
         assert_eq!(judge("posix", "system"), Verdict::Dangerous);
