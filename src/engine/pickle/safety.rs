@@ -99,7 +99,6 @@ const EXPECTED: &[Rule] = &[
     ("numpy._core.multiarray", &["_reconstruct", "scalar"]),
     ("_codecs", &["encode"]),
     ("builtins", &["set", "frozenset", "slice", "complex", "bytearray", "float", "int", "list", "dict", "tuple"]),
-    ("__builtin__", &["set", "frozenset", "slice", "complex", "bytearray"]),
     ("argparse", &["Namespace"]),
 ];
 
@@ -265,15 +264,20 @@ fn listed(rules: &[Rule], module: &str, name: &str) -> bool {
     rules.iter().any(|(m, names)| *m == module && (names.is_empty() || names.contains(&name)))
 }
 
-/// The verdict on importing `module.name`.
+/// The verdict on importing `module.name`, spelled as the pickle spells it or as Python 3 reads
+/// it (`__builtin__.long` is `builtins.int`): dangerous under either name.
 pub fn judge(module: &str, name: &str) -> Verdict {
-    let in_dangerous_module = DANGEROUS_MODULES
-        .iter()
-        .any(|m| module == *m || module.strip_prefix(m).is_some_and(|rest| rest.starts_with('.')));
-    if in_dangerous_module || listed(DANGEROUS_NAMES, module, name) {
+    let (m3, n3) = super::weights_only::py3_name(module, name);
+    let dangerous = |module: &str, name: &str| {
+        let in_dangerous_module = DANGEROUS_MODULES
+            .iter()
+            .any(|m| module == *m || module.strip_prefix(m).is_some_and(|rest| rest.starts_with('.')));
+        in_dangerous_module || listed(DANGEROUS_NAMES, module, name)
+    };
+    if dangerous(module, name) || dangerous(m3, n3) {
         return Verdict::Dangerous;
     }
-    if listed(EXPECTED, module, name) {
+    if listed(EXPECTED, m3, n3) {
         return Verdict::Expected;
     }
     Verdict::Unknown
@@ -294,6 +298,9 @@ mod tests {
         assert_eq!(judge("osx", "x"), Verdict::Unknown, "a prefix is not a parent module");
         assert_eq!(judge("builtins", "exec"), Verdict::Dangerous);
         assert_eq!(judge("builtins", "set"), Verdict::Expected);
+        assert_eq!(judge("__builtin__", "long"), Verdict::Expected, "Python 3 reads it as builtins.int");
+        assert_eq!(judge("__builtin__", "eval"), Verdict::Dangerous);
+        assert_eq!(judge("__builtin__", "reduce"), Verdict::Dangerous, "functools.reduce");
         assert_eq!(judge("torch.nn.modules.linear", "Linear"), Verdict::Unknown);
         assert_eq!(judge("__main__", "MyModel"), Verdict::Unknown);
     }

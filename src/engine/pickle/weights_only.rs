@@ -95,9 +95,13 @@ const DTYPES: &[&str] = &[
     "int7",
 ];
 
-/// The element types of torch's legacy tensor and storage classes (`torch.FloatTensor`,
-/// `torch.cuda.HalfStorage`, `torch.sparse.LongTensor`).
-const LEGACY_ELEMENTS: &[&str] = &[
+/// The element types of torch's legacy tensor classes (`torch.FloatTensor`,
+/// `torch.cuda.sparse.LongTensor`; no sparse `Bool`).
+const TENSOR_ELEMENTS: &[&str] =
+    &["Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"];
+/// The element types of its storage classes (`torch.HalfStorage`, `torch.cuda.HalfStorage`);
+/// the quantized ones only under `torch`.
+const STORAGE_ELEMENTS: &[&str] = &[
     "Float",
     "Double",
     "Half",
@@ -113,14 +117,54 @@ const LEGACY_ELEMENTS: &[&str] = &[
 ];
 const QUANTIZED_STORAGES: &[&str] = &["QUInt8", "QInt8", "QInt32", "QUInt4x2", "QUInt2x4"];
 
-/// Whether the weights-only unpickler allows `module.name` (Python 2 module names mapped as
-/// pickle maps them first).
+/// The Python 3 names torch gives Python 2 globals before judging them (`IMPORT_MAPPING` and
+/// `NAME_MAPPING` in torch/_utils.py, a part of pickle's own).
+const PY2_MODULES: &[(&str, &str)] = &[
+    ("__builtin__", "builtins"),
+    ("copy_reg", "copyreg"),
+    ("Queue", "queue"),
+    ("repr", "reprlib"),
+    ("_abcoll", "collections.abc"),
+    ("UserDict", "collections"),
+    ("UserList", "collections"),
+    ("UserString", "collections"),
+    ("whichdb", "dbm"),
+    ("StringIO", "io"),
+    ("cStringIO", "io"),
+];
+const PY2_NAMES: &[((&str, &str), (&str, &str))] = &[
+    (("__builtin__", "xrange"), ("builtins", "range")),
+    (("__builtin__", "reduce"), ("functools", "reduce")),
+    (("__builtin__", "intern"), ("sys", "intern")),
+    (("__builtin__", "unichr"), ("builtins", "chr")),
+    (("__builtin__", "unicode"), ("builtins", "str")),
+    (("__builtin__", "long"), ("builtins", "int")),
+    (("__builtin__", "basestring"), ("builtins", "str")),
+    (("itertools", "izip"), ("builtins", "zip")),
+    (("itertools", "imap"), ("builtins", "map")),
+    (("itertools", "ifilter"), ("builtins", "filter")),
+    (("itertools", "ifilterfalse"), ("itertools", "filterfalse")),
+    (("itertools", "izip_longest"), ("itertools", "zip_longest")),
+    (("UserDict", "IterableUserDict"), ("collections", "UserDict")),
+    (("UserDict", "UserDict"), ("collections", "UserDict")),
+    (("UserList", "UserList"), ("collections", "UserList")),
+    (("UserString", "UserString"), ("collections", "UserString")),
+    (("exceptions", "StandardError"), ("builtins", "Exception")),
+];
+
+/// `module.name` as torch names it: a Python 2 global by its Python 3 name.
+pub fn py3_name<'a>(module: &'a str, name: &'a str) -> (&'a str, &'a str) {
+    if let Some((_, to)) = PY2_NAMES.iter().find(|(from, _)| *from == (module, name)) {
+        return *to;
+    }
+    match PY2_MODULES.iter().find(|(from, _)| *from == module) {
+        Some((_, to)) => (to, name),
+        None => (module, name),
+    }
+}
+
+/// Whether the weights-only unpickler allows `module.name` (a Python 3 name: see [`py3_name`]).
 pub fn allowed(module: &str, name: &str) -> bool {
-    let module = match module {
-        "__builtin__" => "builtins",
-        "copy_reg" => "copyreg",
-        m => m,
-    };
     if BLOCKED_MODULES.contains(&module) {
         return false;
     }
@@ -132,11 +176,13 @@ pub fn allowed(module: &str, name: &str) -> bool {
         "torch._utils" => REBUILDS.contains(&name),
         "torch" if DTYPES.contains(&name) => true,
         "torch" | "torch.cuda" | "torch.sparse" | "torch.cuda.sparse" => {
-            let tensor = name.strip_suffix("Tensor").is_some_and(|e| LEGACY_ELEMENTS.contains(&e));
+            let sparse = module.ends_with("sparse");
+            let tensor =
+                name.strip_suffix("Tensor").is_some_and(|e| TENSOR_ELEMENTS.contains(&e) && !(sparse && e == "Bool"));
             let storage = name
                 .strip_suffix("Storage")
-                .is_some_and(|e| LEGACY_ELEMENTS.contains(&e) || QUANTIZED_STORAGES.contains(&e));
-            tensor || storage && !module.ends_with("sparse")
+                .is_some_and(|e| STORAGE_ELEMENTS.contains(&e) || module == "torch" && QUANTIZED_STORAGES.contains(&e));
+            tensor || storage && !sparse
         }
         _ => false,
     }
@@ -155,10 +201,14 @@ pub struct WeightsOnly {
 }
 
 impl WeightsOnly {
-    /// The judgement of globals `imports` (as `(module, name)`) and a reason, if any.
+    /// The judgement of globals `imports` (as `(module, name)`, as the pickle spells them) and a
+    /// reason, if any; the rejected are named as torch names them.
     pub fn of<'a>(imports: impl Iterator<Item = (&'a str, &'a str)>, reason: Option<String>) -> WeightsOnly {
-        let mut rejected: Vec<String> =
-            imports.filter(|(m, n)| !allowed(m, n)).map(|(m, n)| format!("{m}.{n}")).collect();
+        let mut rejected: Vec<String> = imports
+            .map(|(m, n)| py3_name(m, n))
+            .filter(|(m, n)| !allowed(m, n))
+            .map(|(m, n)| format!("{m}.{n}"))
+            .collect();
         rejected.sort();
         rejected.dedup();
         WeightsOnly { loads: rejected.is_empty() && reason.is_none(), rejected, reason }
@@ -230,7 +280,6 @@ mod tests {
             ("torch", "bfloat16"),
             ("torch", "Size"),
             ("torch.storage", "UntypedStorage"),
-            ("__builtin__", "set"),
             ("torch.nn.parameter", "Parameter"),
         ] {
             assert!(allowed(m, n), "{m}.{n}");
@@ -244,6 +293,8 @@ mod tests {
             ("builtins", "getattr"),
             ("argparse", "Namespace"),
             ("torch.sparse", "FloatStorage"),
+            ("torch.cuda", "QInt8Storage"),
+            ("torch", "ComplexFloatTensor"),
             ("os", "system"),
         ] {
             assert!(!allowed(m, n), "{m}.{n}");
@@ -257,6 +308,8 @@ mod tests {
         assert!(w.loads && w.rejected.is_empty());
         let w = WeightsOnly::of([("numpy", "dtype"), ("numpy", "dtype"), ("argparse", "Namespace")].into_iter(), None);
         assert_eq!((w.loads, w.rejected), (false, vec!["argparse.Namespace".to_owned(), "numpy.dtype".to_owned()]));
+        let w = WeightsOnly::of([("__builtin__", "set"), ("__builtin__", "long")].into_iter(), None);
+        assert_eq!(w.rejected, ["builtins.int"], "Python 2 names are judged and named by their Python 3 names");
         let w = WeightsOnly::of(std::iter::empty(), Some("a TorchScript archive".into()));
         assert!(!w.loads);
         let all = WeightsOnly::merge([WeightsOnly::of(std::iter::empty(), None), w].into_iter());

