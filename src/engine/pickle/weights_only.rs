@@ -132,7 +132,9 @@ const PY2_MODULES: &[(&str, &str)] = &[
     ("StringIO", "io"),
     ("cStringIO", "io"),
 ];
-const PY2_NAMES: &[((&str, &str), (&str, &str))] = &[
+/// A global as `(module, name)`.
+type Global = (&'static str, &'static str);
+const PY2_NAMES: &[(Global, Global)] = &[
     (("__builtin__", "xrange"), ("builtins", "range")),
     (("__builtin__", "reduce"), ("functools", "reduce")),
     (("__builtin__", "intern"), ("sys", "intern")),
