@@ -1,0 +1,96 @@
+// The world's files in the browser: one real file per format (tests/real/manifest.json, fetched
+// by scripts/fetch-real-files.py) shows what the independent readers read
+// (tests/real/expected.json): its tensors, a tensor's values over the whole tensor, and the
+// verdicts, as the CLI gives them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO } from './helpers.mjs';
+import { Viewer, session } from './viewer.mjs';
+
+const s = session();
+const REAL = path.join(REPO, 'tests', 'real');
+const manifest = JSON.parse(fs.readFileSync(path.join(REAL, 'manifest.json'), 'utf8'));
+const expected = JSON.parse(fs.readFileSync(path.join(REAL, 'expected.json'), 'utf8'));
+const cache =
+  process.env.TENSORSCOPE_REAL_FILES ||
+  path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'tensorscope', 'real-files');
+
+function realFile(id) {
+  const f = manifest.files.find((x) => x.id === id);
+  const p = path.join(cache, 'files', id, f.file);
+  assert.ok(fs.existsSync(p), `${p}: run python3 scripts/fetch-real-files.py`);
+  return { path: p, name: f.file, want: expected[id] };
+}
+
+/** Open `id`, check its tensor count, and a whole-tensor histogram of `tensor` (the first tensor
+ *  with values when not given) against the reference's statistics. */
+async function opensAsTheReferenceReadsIt(id, tensor) {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  const f = realFile(id);
+  await v.open();
+  await v.pick(f.path);
+  await v.waitLoaded(f.name);
+  assert.equal(await v.text('summary-format'), f.want.format);
+  assert.equal(await v.text('summary-tensors'), String(f.want.tensors.length));
+  const name = tensor ?? Object.keys(f.want.values).find((n) => f.want.values[n].count > 1);
+  const w = f.want.values[name];
+  await v.selectTensor(name);
+  await page.locator('[data-testid=sel-whole]').check();
+  await page.locator('[data-testid=run-hist]').click();
+  await page.waitForFunction(
+    (n) => document.querySelector('[data-testid=stat-count]')?.textContent === n,
+    String(w.count),
+    { timeout: 60_000 },
+  );
+  // The panel shows four significant digits.
+  assert.equal(Number(await v.text('stat-min')).toPrecision(4), w.min.toPrecision(4));
+  assert.equal(Number(await v.text('stat-max')).toPrecision(4), w.max.toPrecision(4));
+  return { v, page, f };
+}
+
+async function loadsWithWeightsOnly(v, page) {
+  await v.tab('summary');
+  return page.locator('[data-testid=weights-only]').getAttribute('data-loads');
+}
+
+async function findingCodes(v, page) {
+  await v.tab('findings');
+  return page.locator('[data-testid=finding-code]').allTextContents();
+}
+
+test("llama.cpp's Q4_K_M of a 640-wide model: its fallback mix is said, not called mislabelled", async () => {
+  const { v, page } = await opensAsTheReferenceReadsIt('gemma-3-270m-q4_k_m', 'blk.0.ffn_down.weight');
+  const codes = await findingCodes(v, page);
+  assert.ok(codes.includes('gguf.quant_fallback'), codes.join());
+  assert.ok(!codes.some((c) => c.endsWith('_mismatch')), codes.join());
+  assert.deepEqual(s.browser.errors, []);
+});
+
+test('a safetensors LoRA adapter reads as the safetensors package reads it', async () => {
+  await opensAsTheReferenceReadsIt('bias-lora-adapter');
+  assert.deepEqual(s.browser.errors, []);
+});
+
+test("torch's Python 2 legacy format lists its tensors and loads with weights_only", async () => {
+  const { v, page } = await opensAsTheReferenceReadsIt('lpips-v0.0-alex');
+  assert.equal(await loadsWithWeightsOnly(v, page), 'true');
+  assert.deepEqual(s.browser.errors, []);
+});
+
+test('a column-major pickle view has values and says how it is stored', async () => {
+  const { v } = await opensAsTheReferenceReadsIt('facenet-onet', 'conv1.weight');
+  assert.match(await v.text('detail-strides'), /^\[1, 32, 96, 288\]/);
+  assert.deepEqual(s.browser.errors, []);
+});
+
+test('a TorchScript archive named .jit shows its tensors and that its code runs on load', async () => {
+  const { v, page } = await opensAsTheReferenceReadsIt('silero-vad-jit', '_model.encoder.0.reparam_conv.weight');
+  assert.equal(await loadsWithWeightsOnly(v, page), 'false');
+  const codes = await findingCodes(v, page);
+  assert.ok(codes.includes('pickle.torchscript'), codes.join());
+  assert.deepEqual(s.browser.errors, []);
+});
