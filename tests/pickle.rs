@@ -379,3 +379,50 @@ fn a_zip_is_a_torch_archive_by_its_bytes_whatever_its_name() {
         _ => panic!("named as a checkpoint, it is judged as one"),
     }
 }
+
+/// numpy arrays pickled inline (Python's own pickle and numpy wrote the fixtures): listed with
+/// their dtype and shape; read in place when their bytes are raw (protocol 3+), Fortran order as
+/// a transposed view; said not read when protocol 2 holds them as latin-1 text, or big-endian.
+#[test]
+fn numpy_arrays_pickled_inline_are_tensors() {
+    let want: Json = serde_json::from_str(&std::fs::read_to_string(path("numpy/expected.json")).unwrap()).unwrap();
+    let dtype = |d: &str| match d {
+        "<f4" | ">f4" => "F32",
+        "<f2" => "F16",
+        "<i8" => "I64",
+        "|b1" => "BOOL",
+        _ => panic!("{d}"),
+    };
+    let (_, r) = inspect("numpy/arrays-p4.pkl");
+    let names: Vec<&str> = r["tensors"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["weights.w", "weights.b", "fortran", "mask", "big"]);
+    for t in r["tensors"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let w = &want[name];
+        assert_eq!(t["dtype"], dtype(w["dtype"].as_str().unwrap()), "{name}");
+        assert_eq!(t["shape"], w["shape"], "{name}");
+        assert_eq!(t.get("strides").is_some(), w["fortran"].as_bool().unwrap(), "{name}");
+        let (code, out, err) = run(&["hist", &path("numpy/arrays-p4.pkl"), "--tensor", name, "--json"]);
+        if name == "big" {
+            assert_eq!(code, 2, "a big-endian array is not decoded");
+            assert!(err.contains("big-endian"), "{err}");
+            continue;
+        }
+        assert_eq!(code, 0, "{name}: {err}");
+        let h: Json = serde_json::from_str(&out).unwrap();
+        let values: Vec<f64> = w["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(h["count"], values.len() as u64, "{name}");
+        assert_eq!(h["min"].as_f64().unwrap(), values.iter().copied().fold(f64::INFINITY, f64::min), "{name}");
+        assert_eq!(h["max"].as_f64().unwrap(), values.iter().copied().fold(f64::NEG_INFINITY, f64::max), "{name}");
+    }
+    let (_, r) = inspect("numpy/arrays-p2.pkl");
+    assert_eq!(r["tensors"].as_array().unwrap().len(), 5, "protocol 2 lists them too");
+    let (code, _, err) = run(&["hist", &path("numpy/arrays-p2.pkl"), "--tensor", "weights.w", "--json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("latin-1 text"), "{err}");
+    assert!(r["weights_only"]["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|g| g == "numpy._core.multiarray._reconstruct"));
+}

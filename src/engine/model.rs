@@ -128,6 +128,8 @@ pub enum Lost {
     Inverted,
     /// A pickle's tensor views a storage the file does not hold.
     NoStorage,
+    /// A numpy array whose bytes the pickle holds as latin-1 text (protocol 2), not in place.
+    InlineText,
     /// A pickle's tensor's strides skip or repeat elements of its storage.
     Strided,
     /// The values are stored big-endian, which the decoders do not read.
@@ -150,6 +152,10 @@ impl std::fmt::Display for Lost {
             Lost::PastEnd { end: None, .. } => write!(f, "its data would end past byte 2^64"),
             Lost::Inverted => write!(f, "its data offsets end before they begin"),
             Lost::NoStorage => write!(f, "the storage it views is not in the file"),
+            Lost::InlineText => write!(
+                f,
+                "it is a numpy array whose bytes the pickle holds as latin-1 text (protocol 2), which is not decoded"
+            ),
             Lost::Strided => write!(f, "its strides skip or repeat elements, so its values are not read"),
             Lost::BigEndian => write!(f, "it is stored big-endian, which is not decoded"),
         }

@@ -56,6 +56,8 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
             let storage = read.storages.get(&t.storage.key);
             let offset = storage.zip(width).and_then(|(s, w)| t.storage_offset.checked_mul(w)?.checked_add(s.start));
             let data = match (storage, offset, nbytes) {
+                (None, _, _) if t.storage.key == super::torch::NUMPY_TEXT => Err(Lost::InlineText),
+                (None, _, _) if t.storage.key == super::torch::NUMPY_BIG_ENDIAN => Err(Lost::BigEndian),
                 (None, _, _) => Err(Lost::NoStorage),
                 (_, _, None) | (_, None, _) => Err(Lost::NoSize),
                 _ if big_endian => Err(Lost::BigEndian),

@@ -373,6 +373,12 @@ impl PickleDecoder {
                 cap.trim(&mut self.out.findings);
             }
             cap.finish(&mut self.out.findings);
+            // A numpy array's bytes lie in the pickle itself.
+            for t in &found.tensors {
+                if let Some(at) = t.storage.inline {
+                    self.out.storages.insert(t.storage.key.clone(), at);
+                }
+            }
             self.out.tensors = found.tensors;
             self.refused_opcode = self.refused_opcode.or(tree.refused_opcode);
         }

@@ -230,7 +230,8 @@ impl PickleDecoder {
                     self.out.storages.insert(key.clone(), Located { start, len: data_end - start });
                     let dtype = torch::storage_dtype(&type_name);
                     let numel = u64::try_from(numel).ok();
-                    self.tar_storages.insert(key.clone(), torch::Storage { key, dtype, type_name, numel, location });
+                    self.tar_storages
+                        .insert(key.clone(), torch::Storage { key, dtype, type_name, numel, location, inline: None });
                     walk.left = Some(n - 1);
                     if data_end < range.end {
                         pos = (data_end - range.start) as usize;
@@ -327,6 +328,7 @@ impl PickleDecoder {
                         type_name: "?".into(),
                         numel: None,
                         location: "?".into(),
+                        inline: None,
                     }
                 }
             };

@@ -26,7 +26,14 @@ pub struct Storage {
     pub numel: Option<u64>,
     /// The device it was saved from (`cpu`, `cuda:0`).
     pub location: String,
+    /// Where the bytes lie when the pickle holds them itself (a numpy array pickled inline with
+    /// protocol 3 or later); the key then names no stored storage.
+    pub inline: Option<super::Located>,
 }
+
+/// The storage key of a numpy array whose bytes the pickle holds as latin-1 text (protocol 2's
+/// `_codecs.encode(…, 'latin1')`): not where the bytes are, so its values are not read.
+pub const NUMPY_TEXT: &str = "numpy:latin-1";
 
 /// One tensor as the pickle describes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -315,8 +322,11 @@ impl Walk<'_> {
             let t = self.by_key.get(&super::tar_records::key(tree, *pid)?)?;
             return Some(PickledTensor { name: name.to_owned(), ..t.clone() });
         }
-        let Node::Call { kind, func, args, .. } = tree.get(id)? else { return None };
+        let Node::Call { kind, func, args, state, .. } = tree.get(id)? else { return None };
         let (module, fname) = tree.global(*func)?;
+        if matches!((module, fname), ("numpy.core.multiarray" | "numpy._core.multiarray", "_reconstruct")) {
+            return numpy_array(tree, (*state)?, name);
+        }
         let args = tree.items(*args)?;
         match (module, fname, kind) {
             ("torch._utils", "_rebuild_tensor" | "_rebuild_tensor_v2" | "_rebuild_tensor_v3", _) => {
@@ -391,7 +401,75 @@ fn storage(tree: &Tree, id: Id) -> Option<Storage> {
     let key = key_text(tree, *items.get(2)?);
     let location = items.get(3).and_then(|&l| tree.str(l)).unwrap_or("?").to_owned();
     let numel = items.get(4).and_then(|&n| tree.int(n)).and_then(|n| u64::try_from(n).ok());
-    Some(Storage { key, dtype: storage_dtype(&type_name), type_name, numel, location })
+    Some(Storage { key, dtype: storage_dtype(&type_name), type_name, numel, location, inline: None })
+}
+
+/// The storage key of a numpy array stored big-endian: its values are not decoded.
+pub const NUMPY_BIG_ENDIAN: &str = "numpy:big-endian";
+
+/// The element type of a numpy `descr` (`f4`, `<i8`, `|b1`) in byte order `order`, and whether
+/// it is stored big-endian.
+fn numpy_dtype(descr: &str, order: &str) -> Option<(Dtype, bool)> {
+    let (prefix, code) = match descr.as_bytes().first()? {
+        b'<' | b'>' | b'|' | b'=' => descr.split_at(1),
+        _ => (order, descr),
+    };
+    let d = match code {
+        "f2" => Dtype::F16,
+        "f4" => Dtype::F32,
+        "f8" => Dtype::F64,
+        "i1" => Dtype::I8,
+        "i2" => Dtype::I16,
+        "i4" => Dtype::I32,
+        "i8" => Dtype::I64,
+        "u1" => Dtype::U8,
+        "u2" => Dtype::U16,
+        "u4" => Dtype::U32,
+        "u8" => Dtype::U64,
+        "b1" => Dtype::BOOL,
+        "c8" => Dtype::C64,
+        _ => return None,
+    };
+    Some((d, prefix == ">" && d.nbytes(1) != Some(1)))
+}
+
+/// The array `numpy.core.multiarray._reconstruct(ndarray, (0,), b'b')` builds once its BUILD
+/// state `([version,] shape, dtype, is_fortran, data)` is set: its dtype (a `numpy.dtype` call
+/// over its `descr`, its state giving the byte order), its shape and its bytes, which lie in the
+/// pickle when they are raw (`BINBYTES`).
+fn numpy_array(tree: &Tree, state: Id, name: &str) -> Option<PickledTensor> {
+    let items = tree.items(state)?;
+    let items = if items.len() == 5 { &items[1..] } else { items };
+    let [shape, dtype, fortran, data] = items else { return None };
+    let shape = ints(tree, *shape)?;
+    let Node::Call { args, state: dtype_state, .. } = tree.get(*dtype)? else { return None };
+    let descr = tree.str(*tree.items(*args)?.first()?)?;
+    let order = dtype_state.and_then(|s| tree.items(s)?.get(1).and_then(|&o| tree.str(o))).unwrap_or("|");
+    let (dtype, big_endian) = numpy_dtype(descr, order)?;
+    let numel = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
+    let (key, inline) = match tree.get(*data)? {
+        _ if big_endian => (NUMPY_BIG_ENDIAN.to_owned(), None),
+        Node::Bytes { at, len, .. } => (format!("numpy@{at}"), Some(super::Located { start: *at, len: *len })),
+        _ => (NUMPY_TEXT.to_owned(), None),
+    };
+    // Dense strides, the first dimension varying fastest when the array is in Fortran order.
+    let fortran = matches!(tree.get(*fortran)?, Node::Bool(true)) && shape.len() > 1;
+    let mut strides = vec![0u64; shape.len()];
+    let mut acc = 1u64;
+    for d in 0..shape.len() {
+        let d = if fortran { d } else { shape.len() - 1 - d };
+        strides[d] = acc;
+        acc = acc.saturating_mul(shape[d]);
+    }
+    let storage = Storage {
+        key,
+        dtype: Some(dtype),
+        type_name: format!("numpy {descr}"),
+        numel: Some(numel),
+        location: "numpy".into(),
+        inline,
+    };
+    Some(PickledTensor { name: name.to_owned(), storage, storage_offset: 0, shape, strides })
 }
 
 #[cfg(test)]
@@ -405,6 +483,7 @@ mod tests {
             type_name: "FloatStorage".into(),
             numel: None,
             location: "cpu".into(),
+            inline: None,
         };
         PickledTensor { name: "t".into(), storage, storage_offset: 0, shape: shape.into(), strides: strides.into() }
     }
