@@ -22,13 +22,30 @@ pub enum FileKind {
     Other,
 }
 
-/// The kind of the file called `name` (a path or file name) starting with `head`.
+/// The kind of the file called `name` (a path or file name) starting with `head`: by its bytes
+/// first (a `.bin` that is safetensors, a `.gguf` that is not, a `.jit` zip), then by its name.
 pub fn sniff(name: &str, head: &[u8]) -> FileKind {
     let lower = name.to_ascii_lowercase();
-    if head.starts_with(b"GGUF") || lower.ends_with(".gguf") {
+    if head.starts_with(b"GGUF") {
         return FileKind::Gguf;
     }
-    if lower.ends_with(".safetensors") || looks_like_safetensors(head) {
+    if looks_like_safetensors(head) {
+        return FileKind::Safetensors;
+    }
+    if head.starts_with(b"PK\x03\x04") {
+        return match is_pickle_name(&lower) {
+            true => FileKind::Pickle("a zip archive as written by torch.save"),
+            // Any other name (`.jit`, none): a torch archive when its directory holds a data.pkl.
+            false => FileKind::Zip,
+        };
+    }
+    if head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
+        return FileKind::Pickle("a raw pickle stream");
+    }
+    if lower.ends_with(".gguf") {
+        return FileKind::Gguf;
+    }
+    if lower.ends_with(".safetensors") {
         return FileKind::Safetensors;
     }
     if ["safetensors.index.json", ".bin.index.json", ".pt.index.json", ".pth.index.json"]
@@ -39,16 +56,6 @@ pub fn sniff(name: &str, head: &[u8]) -> FileKind {
     }
     if crate::config::is_config_name(crate::shards::base_name(&lower)) {
         return FileKind::Config;
-    }
-    if head.starts_with(b"PK\x03\x04") && is_pickle_name(&lower) {
-        return FileKind::Pickle("a zip archive as written by torch.save");
-    }
-    if head.starts_with(b"PK\x03\x04") {
-        // Any other name (`.jit`, none): a torch archive when its directory holds a data.pkl.
-        return FileKind::Zip;
-    }
-    if head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
-        return FileKind::Pickle("a raw pickle stream");
     }
     if is_pickle_name(&lower) && !lower.ends_with(".json") {
         return FileKind::Pickle("named like a pickle checkpoint");
@@ -74,6 +81,9 @@ mod tests {
     fn kinds_are_told_apart() {
         assert_eq!(sniff("x", b"GGUF\x03\0\0\0"), FileKind::Gguf);
         assert_eq!(sniff("x.bin", b"\x02\0\0\0\0\0\0\0{}"), FileKind::Safetensors);
+        assert_eq!(sniff("mislabelled.gguf", b"\x02\0\0\0\0\0\0\0{}"), FileKind::Safetensors, "bytes first");
+        assert_eq!(sniff("broken.gguf", b"GGUX"), FileKind::Gguf, "then the name");
+        assert!(matches!(sniff("weights.gguf", b"\x80\x02}q\0"), FileKind::Pickle(_)));
         assert_eq!(sniff("model.safetensors.index.json", b"{\n"), FileKind::Index);
         assert!(matches!(sniff("pytorch_model.bin", b"PK\x03\x04...."), FileKind::Pickle(_)));
         assert!(matches!(sniff("model_best.pth.tar", b"PK\x03\x04...."), FileKind::Pickle(_)));
