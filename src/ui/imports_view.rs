@@ -22,6 +22,18 @@ pub fn ImportsView(cp: Arc<Checkpoint>) -> impl IntoView {
         (n, _) => format!("{n} dangerous imports: loading this file with torch.load or pickle would run them."),
     };
     let alarming = dangerous > 0;
+    let torchscript = matches!(
+        cp.meta("pickle.container"),
+        Some(crate::engine::model::MetaValue::Text(c)) if c == "torchscript"
+    );
+    let torchscript = torchscript.then(|| {
+        view! {
+            <p class="sev-warning" data-testid="torchscript">
+                "A TorchScript archive: torch.jit.load (which torch.load hands it to) compiles and runs the \
+                 TorchScript code under its code/ folder. Its classes (__torch__.…) are that code, not Python imports."
+            </p>
+        }
+    });
     let weights_only = cp.weights_only.as_ref().map(|w| {
         let (text, class) = match (&w.reason, w.rejected.as_slice()) {
             (Some(why), _) => (
@@ -68,6 +80,7 @@ pub fn ImportsView(cp: Arc<Checkpoint>) -> impl IntoView {
             {verdict}
             " Tensorscope read the pickle without importing or running anything."
         </p>
+        {torchscript}
         {weights_only}
         <table class="modules" data-testid="imports">
             <thead><tr><th>"Import"</th><th>"Verdict"</th><th>"Where"</th><th>"File"</th></tr></thead>

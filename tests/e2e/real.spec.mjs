@@ -90,6 +90,7 @@ test('a column-major pickle view has values and says how it is stored', async ()
 test('a TorchScript archive named .jit shows its tensors and that its code runs on load', async () => {
   const { v, page } = await opensAsTheReferenceReadsIt('silero-vad-jit', '_model.encoder.0.reparam_conv.weight');
   assert.equal(await loadsWithWeightsOnly(v, page), 'false');
+  assert.match(await v.text('torchscript'), /compiles and runs/);
   const codes = await findingCodes(v, page);
   assert.ok(codes.includes('pickle.torchscript'), codes.join());
   assert.deepEqual(s.browser.errors, []);

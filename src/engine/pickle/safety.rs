@@ -188,6 +188,8 @@ const DANGEROUS_MODULES: &[&str] = &[
     "ftplib",
     "smtplib",
     "http.client",
+    // Fetches a repository and runs its hubconf.py.
+    "torch.hub",
 ];
 
 /// Single names that run code, whatever else their module holds.
@@ -299,6 +301,7 @@ mod tests {
         assert_eq!(judge("builtins", "exec"), Verdict::Dangerous);
         assert_eq!(judge("builtins", "set"), Verdict::Expected);
         assert_eq!(judge("__builtin__", "long"), Verdict::Expected, "Python 3 reads it as builtins.int");
+        assert_eq!(judge("torch.hub", "load"), Verdict::Dangerous, "fetches code and runs it");
         assert_eq!(judge("__builtin__", "eval"), Verdict::Dangerous);
         assert_eq!(judge("__builtin__", "reduce"), Verdict::Dangerous, "functools.reduce");
         assert_eq!(judge("torch.nn.modules.linear", "Linear"), Verdict::Unknown);
