@@ -31,16 +31,8 @@ const NUMPY_DTYPES: [(&str, &str); 4] =
 /// A (4, 3) view with strides (1, 4) is column-major: its `.npy` says so and holds the values
 /// as stored, which numpy reads back in the shape's order; an element range of it is refused.
 fn transposed_exports_in_its_shapes_order(file: &str, name: &str, values: &[f64]) {
-    let out = std::env::temp_dir().join(format!("tensorscope-transposed-{}.npy", std::process::id()));
-    let (code, _, err) = run(&["export", file, "--tensor", name, "--npy", out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    let npy = std::fs::read(&out).unwrap();
-    std::fs::remove_file(&out).ok();
-    let header_len = u16::from_le_bytes([npy[8], npy[9]]) as usize;
-    let header = std::str::from_utf8(&npy[10..10 + header_len]).unwrap();
+    let (header, stored) = exported_f32(file, name);
     assert!(header.contains("'fortran_order': True") && header.contains("(4, 3)"), "{header}");
-    let stored: Vec<f32> =
-        npy[10 + header_len..].chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     let (rows, cols) = (4, 3);
     for i in 0..rows {
         for j in 0..cols {

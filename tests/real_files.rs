@@ -139,28 +139,20 @@ fn values_of(id: &str, path: &str, name: &str, want: &Json) {
     if first.is_empty() || want["count"].as_u64().unwrap() > 1 << 22 {
         return;
     }
-    let out = std::env::temp_dir().join(format!("tensorscope-real-{}-{id}.npy", std::process::id()));
-    let (code, _, err) = run(&["export", path, "--tensor", name, "--npy", out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{id} {name}: {err}");
-    let npy = std::fs::read(&out).unwrap();
-    std::fs::remove_file(&out).ok();
-    let header_len = u16::from_le_bytes([npy[8], npy[9]]) as usize;
-    let header = std::str::from_utf8(&npy[10..10 + header_len]).unwrap();
-    let data = &npy[10 + header_len..];
-    let logical: Vec<f32> = if header.contains("'fortran_order': True") {
+    let (header, stored) = common::exported_f32(path, name);
+    let logical = if header.contains("'fortran_order': True") {
         // Column-major as written: the shape's order is read back through the strides.
-        fortran_to_row_major(header, data)
+        fortran_to_row_major(&header, &stored)
     } else {
-        data.chunks(4).take(first.len()).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+        stored
     };
     assert_eq!(&logical[..first.len()], &first[..], "{id} {name}: first values");
 }
 
-/// The row-major order of a column-major `<f4` array whose `.npy` header is `header`.
-fn fortran_to_row_major(header: &str, data: &[u8]) -> Vec<f32> {
+/// The row-major order of the column-major `values` of a `.npy` whose header is `header`.
+fn fortran_to_row_major(header: &str, values: &[f32]) -> Vec<f32> {
     let dims = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
     let shape: Vec<usize> = dims.split(',').filter_map(|d| d.trim().parse().ok()).collect();
-    let values: Vec<f32> = data.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     let n: usize = shape.iter().product();
     (0..n)
         .map(|i| {

@@ -15,6 +15,22 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
+/// `tensor` of `file` exported by the CLI as `.npy` (float32): its header's dict and its values
+/// in the order written.
+pub fn exported_f32(file: &str, tensor: &str) -> (String, Vec<f32>) {
+    let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id());
+    let out = std::env::temp_dir().join(format!("tensorscope-export-{}.npy", unique.replace(['(', ')'], "")));
+    let (code, _, err) = run(&["export", file, "--tensor", tensor, "--npy", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{file} {tensor}: {err}");
+    let npy = std::fs::read(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+    let header_len = u16::from_le_bytes([npy[8], npy[9]]) as usize;
+    let header = String::from_utf8_lossy(&npy[10..10 + header_len]).into_owned();
+    assert!(header.contains("'descr': '<f4'"), "{header}");
+    let values = npy[10 + header_len..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    (header, values)
+}
+
 /// The `module.name` of each import a `check --json` report lists, of one verdict or all.
 pub fn import_names(report: &serde_json::Value, verdict: Option<&str>) -> std::collections::BTreeSet<String> {
     report["imports"]
