@@ -418,3 +418,14 @@ fn numpy_arrays_pickled_inline_are_tensors() {
         .iter()
         .any(|g| g == "numpy._core.multiarray._reconstruct"));
 }
+
+/// torch.load reads only torch.save's formats: a plain pickle stops at its magic number, with
+/// weights_only or without.
+#[test]
+fn a_plain_pickle_is_not_one_torch_load_reads() {
+    let (_, r) = inspect("plain.pkl");
+    assert_eq!(r["weights_only"]["loads"], false);
+    assert!(r["weights_only"]["reason"].as_str().unwrap().contains("magic number"), "{}", r["weights_only"]);
+    let (_, r) = inspect("legacy.pt");
+    assert_eq!(r["weights_only"], serde_json::json!({"loads": true, "rejected": [], "reason": null}));
+}

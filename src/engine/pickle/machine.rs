@@ -106,7 +106,16 @@ pub struct Tree {
 /// NEWOBJ, REDUCE, BUILD, APPEND(S), SETITEM(S), MARK, TUPLE/1/2/3, NONE, NEWFALSE, NEWTRUE,
 /// EMPTY_TUPLE/LIST/DICT/SET, BININT/1/2, BINFLOAT, BINUNICODE, SHORT_BINSTRING, BINPERSID,
 /// (LONG_)BINGET, (LONG_)BINPUT, LONG1, PROTO and STOP; any other is refused.
-const WEIGHTS_ONLY_OPCODES: &[u8] = b"c\x81Rbaesu(t\x85\x86\x87N\x89\x88)]}\x8fJKMGXUQhjqr\x8a\x80.";
+const WEIGHTS_ONLY_OPCODES: [bool; 256] = {
+    let ops = b"c\x81Rbaesu(t\x85\x86\x87N\x89\x88)]}\x8fJKMGXUQhjqr\x8a\x80.";
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < ops.len() {
+        table[ops[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 struct Machine<'a> {
     b: &'a [u8],
@@ -144,7 +153,7 @@ pub fn run(bytes: &[u8], base: u64) -> Tree {
     loop {
         let at = m.pos;
         if let Some(&op) = m.b.get(at) {
-            if m.tree.refused_opcode.is_none() && !WEIGHTS_ONLY_OPCODES.contains(&op) {
+            if m.tree.refused_opcode.is_none() && !WEIGHTS_ONLY_OPCODES[op as usize] {
                 m.tree.refused_opcode = Some((op, base + at as u64));
             }
         }

@@ -387,6 +387,9 @@ impl PickleDecoder {
             (Container::TorchScript, _) => {
                 Some("a TorchScript archive, which torch.load refuses with weights_only".into())
             }
+            (Container::Plain, _) => {
+                Some("a plain pickle, not torch.save's format: torch.load stops at its missing magic number".into())
+            }
             (_, Some((op, at))) => Some(format!(
                 "opcode {} (0x{op:02x}) at byte {at} is not one its unpickler runs",
                 weights_only::opcode_name(op)
