@@ -284,7 +284,8 @@ fn experts_are_compared_with_their_slice_of_the_stack() {
 fn a_sampled_diff_of_big_sets_reads_only_the_sample() {
     use tensorscope::cli::open_paths;
     use tensorscope::engine::diff::diff as header_diff;
-    use tensorscope::engine::job::work::{apply_compare, compare_orders, order_job};
+    use tensorscope::engine::diff_values::{apply_compare, compare_orders};
+    use tensorscope::engine::job::work::order_job;
     use tensorscope::engine::job::{self, Job as _, Values};
     let dir = temp_dir("big-sets");
     let (tensors, elems) = (500usize, 1usize << 20);

@@ -6,9 +6,10 @@ mod common;
 
 use common::*;
 use tensorscope::cli::open_paths;
+use tensorscope::engine::describe::describe;
 use tensorscope::engine::digest::{digest, Digesting};
 use tensorscope::engine::estimate::{estimate, estimate_from, Inputs};
-use tensorscope::engine::kind::{describe, kind};
+use tensorscope::engine::kind::kind;
 use tensorscope::engine::model::Checkpoint;
 use tensorscope::engine::st_quant::logical_params;
 use tensorscope::engine::summary::summarize;

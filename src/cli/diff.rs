@@ -7,7 +7,8 @@ use super::parallel::{map_units, threads};
 use super::source::run_job;
 use crate::engine::diff::{by_layer, diff, totals, Diff, Status};
 use crate::engine::diff_report::DiffReport;
-use crate::engine::job::work::{apply_arrays, apply_compare, array_orders, compare_orders, order_job, Order};
+use crate::engine::diff_values::{apply_arrays, apply_compare, array_orders, compare_orders};
+use crate::engine::job::work::{order_job, Order};
 use crate::engine::job::Values;
 use crate::engine::model::Checkpoint;
 

@@ -4,9 +4,9 @@ use std::io;
 use std::path::PathBuf;
 
 use super::source::run_job;
+use crate::engine::inspections::assemble;
 use crate::engine::job::headers_job;
 use crate::engine::model::{Checkpoint, FileInfo};
-use crate::engine::shards::assemble;
 
 /// The files named by `paths`: files as given, folders by their direct children, sorted.
 pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {

@@ -122,7 +122,7 @@ fn summary(cp: &Checkpoint, contexts: &[u64], adapter: Option<&Adapter>, out: &m
     let kind = crate::engine::kind::kind(cp);
     let detail = match (kind, adapter) {
         (crate::engine::kind::Kind::Adapter, Some(a)) => a.describe(),
-        _ => crate::engine::kind::describe(cp, kind),
+        _ => crate::engine::describe::describe(cp, kind),
     };
     match detail.is_empty() {
         true => writeln!(out, "kind     {}", kind.name())?,

@@ -44,7 +44,7 @@ pub struct ConfigFile {
 impl ConfigFile {
     /// The file name, without its folder.
     pub fn base_name(&self) -> &str {
-        crate::shards::base_name(&self.path)
+        crate::text::base_name(&self.path)
     }
 }
 

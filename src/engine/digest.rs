@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
+use super::describe::describe;
 use super::estimate::{Gathering, Inputs};
-use super::kind::{describe, kind, Kind};
+use super::kind::{kind, Kind};
 use super::model::Checkpoint;
 use super::st_quant::{params, quant_roles, Role};
 use super::summary::{Summary, Tally};

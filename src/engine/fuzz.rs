@@ -2,13 +2,13 @@
 //! bytes must decode to findings, never a panic, whatever the chunking.
 
 use super::gguf::GgmlType;
+use super::inspections::assemble;
 use super::job;
 use super::model::{Dtype, Extent, FileInfo};
 use super::open::{FileDecoder, Parsed};
 use super::plan::{plan, Selection};
 use super::report::report;
 use super::safetensors::Dtype as St;
-use super::shards::assemble;
 use super::step::{Decoder, Step};
 
 /// Decode `data` as the file `name`, in chunks whose sizes the data's first byte chooses,
@@ -210,7 +210,7 @@ pub fn run_job(which: u8, data: &[u8]) {
         Ok(())
     };
     let parsed = job::run(job::headers_job(vec![FileInfo::new(name, file.len() as u64)]), lens.clone(), read);
-    let cp = crate::shards::assemble(parsed.expect("opens"));
+    let cp = crate::inspections::assemble(parsed.expect("opens"));
     assert_eq!(cp.tensors.len(), 2, "{:?}", cp.findings);
     let t = &cp.tensors[0];
     let elems = t.elems().unwrap_or(0);

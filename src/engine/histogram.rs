@@ -6,8 +6,8 @@
 //! requested number of equal-width bins over `[min, max]`, each fine bucket going to the bin
 //! holding its midpoint. Bin edges are therefore exact to within one fine bucket.
 
-use super::job::wire::{Reader, Writer};
 use super::stats::Stats;
+use super::wire::{Reader, Writer};
 
 /// Fine buckets: one per value of the top 16 bits of an `f32`.
 const FINE: usize = 1 << 16;

@@ -6,9 +6,7 @@ use super::gguf::{GgmlType, Value};
 use super::range::ByteRange;
 use super::safetensors::Dtype as StDtype;
 
-/// Most metadata entries a file keeps (real ones hold tens; each costs many times its bytes):
-/// header decoders count the rest in a finding.
-pub const MAX_METADATA_ENTRIES: usize = 1 << 16;
+pub use super::step::MAX_METADATA_ENTRIES;
 
 /// The checkpoint format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

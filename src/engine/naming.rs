@@ -5,7 +5,7 @@ use crate::hash::HashMap;
 use super::findings::Finding;
 use super::gguf::{GgmlType, Value};
 use super::model::{Checkpoint, Dtype, MetaValue, Tensor};
-use super::shards::base_name;
+use super::text::base_name;
 
 /// Stable codes of the naming rules.
 pub mod rules {

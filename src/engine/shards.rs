@@ -10,9 +10,7 @@ use super::findings::{Finding, RuleCap};
 use super::gguf::{self, Value};
 use super::kind;
 use super::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
-use super::naming;
 use super::open::Parsed;
-use super::projector;
 use super::safetensors;
 
 /// Stable codes of the rules a set of files can break.
@@ -33,10 +31,7 @@ pub mod rules {
     pub const PARAMETER_COUNT_MISMATCH: &str = "set.parameter_count_mismatch";
 }
 
-/// The file name of a path (`/` or `\` separated).
-pub fn base_name(path: &str) -> &str {
-    path.rsplit(['/', '\\']).next().unwrap_or(path)
-}
+pub use super::text::base_name;
 
 /// One model from the files given, in any order. Each of the checkpoint's files records its
 /// position in `given` ([`FileInfo::given`]), so byte sources stay aligned by index.
@@ -171,7 +166,7 @@ impl Assembling {
         let Assembling { mut findings, configs, claimed, set } = self;
         let mut cp = match set {
             Set::Pickle(pickles, indexes) => {
-                let mut cp = super::pickle::assemble::pickle_set(pickles);
+                let mut cp = super::pickle_set::pickle_set(pickles);
                 check_set(indexes, &cp.tensors, &cp.files, &mut cp.findings);
                 cp
             }
@@ -182,8 +177,6 @@ impl Assembling {
         findings.append(&mut cp.findings);
         cp.findings = findings;
         cp.configs = configs;
-        let templates = super::template::findings(&cp);
-        cp.findings.extend(templates);
         if let Some((path, claimed)) = claimed {
             let complete = !cp.findings.iter().any(|f| f.code == rules::MISSING_SHARD);
             let counted = super::summary::summarize(&cp).all.params;
@@ -586,7 +579,7 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
         duplicate_names(&tensors, &infos, &Names::of(&tensors), &mut findings);
     }
     let Metadata { metadata, meta_file, .. } = meta;
-    let mut cp = Checkpoint {
+    Checkpoint {
         format: Format::Gguf,
         files: infos,
         metadata,
@@ -595,12 +588,7 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
         tensors,
         findings,
         ..Checkpoint::empty(Format::Gguf)
-    };
-    let naming = naming::check(&cp);
-    cp.findings.extend(naming);
-    let fit = projector::fit(&cp);
-    cp.findings.extend(fit);
-    cp
+    }
 }
 
 /// `split.no`, `split.count` and `split.tensors.count` must describe one complete set.

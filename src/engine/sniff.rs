@@ -54,7 +54,7 @@ pub fn sniff(name: &str, head: &[u8]) -> FileKind {
     {
         return FileKind::Index;
     }
-    if crate::config::is_config_name(crate::shards::base_name(&lower)) {
+    if crate::config::is_config_name(crate::text::base_name(&lower)) {
         return FileKind::Config;
     }
     if is_pickle_name(&lower) && !lower.ends_with(".json") {

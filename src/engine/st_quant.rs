@@ -8,7 +8,6 @@ use crate::hash::HashSet;
 
 use serde_json::Value as Json;
 
-use crate::job::scaled::{ScaleInput, ScaleMap};
 use crate::model::{Checkpoint, Dtype, Extent, Format, Tensor};
 use crate::safetensors::Dtype as St;
 
@@ -403,8 +402,64 @@ fn block_size(cp: &Checkpoint) -> Option<(u64, u64)> {
     Some((b.first()?.as_u64()?.max(1), b.get(1)?.as_u64()?.max(1)))
 }
 
+/// Which scale element applies to weight element `e` (in storage order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleMap {
+    /// One scale per `elems` consecutive elements (a group, a row, an expert, the tensor).
+    Group { elems: u64 },
+    /// Rows of `cols` elements, one scale per block of `rows` × `block_cols`, blocks row-major.
+    Blocks { cols: u64, rows: u64, block_cols: u64 },
+}
+
+impl ScaleMap {
+    pub(crate) fn index(self, e: u64) -> u64 {
+        match self {
+            ScaleMap::Group { elems } => e / elems.max(1),
+            ScaleMap::Blocks { cols, rows, block_cols } => {
+                let (r, c) = (e / cols.max(1), e % cols.max(1));
+                (r / rows.max(1)).saturating_mul(cols.div_ceil(block_cols.max(1))).saturating_add(c / block_cols.max(1))
+            }
+        }
+    }
+
+    /// The scale elements elements `first..end` use: `index(first)..=index(end − 1)`.
+    pub(crate) fn span(self, first: u64, end: u64) -> (u64, u64) {
+        if end <= first {
+            return (0, 0);
+        }
+        match self {
+            ScaleMap::Group { .. } => (self.index(first), self.index(end - 1) + 1),
+            // Blocks one row tall, or elements of one row: the index grows with the element.
+            ScaleMap::Blocks { cols, rows, .. } if rows <= 1 || first / cols.max(1) == (end - 1) / cols.max(1) => {
+                (self.index(first), self.index(end - 1) + 1)
+            }
+            // A piece wrapping rows of taller blocks comes back to their first columns: take
+            // every block of its block rows.
+            ScaleMap::Blocks { cols, rows, block_cols } => {
+                let per_row = cols.div_ceil(block_cols.max(1));
+                let (r0, r1) = (first / cols.max(1) / rows.max(1), (end - 1) / cols.max(1) / rows.max(1));
+                (r0.saturating_mul(per_row), (r1 + 1).saturating_mul(per_row))
+            }
+        }
+    }
+
+    /// Scale elements a weight of `elems` elements needs.
+    pub fn needed(self, elems: u64) -> u64 {
+        self.span(0, elems).1
+    }
+}
+
+/// A tensor of scales and how they apply; `divide` for scales stored as reciprocals
+/// (compressed-tensors' global scale).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaleInput {
+    pub tensor: Tensor,
+    pub map: ScaleMap,
+    pub divide: bool,
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn roles(cp: &Checkpoint) -> Vec<Role> {
@@ -414,7 +469,7 @@ mod tests {
     use crate::model::Lost;
     use serde_json::json;
 
-    fn tensor(name: &str, dtype: St, shape: &[u64]) -> Tensor {
+    pub(crate) fn tensor(name: &str, dtype: St, shape: &[u64]) -> Tensor {
         let elems: u64 = shape.iter().product();
         Tensor {
             name: name.into(),
@@ -428,7 +483,7 @@ mod tests {
         }
     }
 
-    fn checkpoint(tensors: Vec<Tensor>, config: Option<Json>) -> Checkpoint {
+    pub(crate) fn checkpoint(tensors: Vec<Tensor>, config: Option<Json>) -> Checkpoint {
         let mut cp = Checkpoint::empty(Format::Safetensors);
         cp.tensors = tensors;
         if let Some(json) = config {
@@ -464,19 +519,6 @@ mod tests {
         let gptq = Role::Overhead { label: "GPTQ 4-bit (group 128)".into() };
         assert_eq!(r[1..4], [gptq.clone(), gptq.clone(), gptq], "overhead joins its weight's scheme");
         assert_eq!(r[4], Role::Plain);
-        // The quant mix: the scheme's true bits per weight, scales and zeros included.
-        let s = crate::summary::summarize(&cp);
-        let (label, t) = &s.quant_mix[0];
-        assert_eq!(label, "GPTQ 4-bit (group 128)");
-        assert_eq!((t.tensors, t.params), (4, 4096 * 1024));
-        assert_eq!(t.bytes, 512 * 1024 * 4 + 32 * 128 * 4 + 32 * 1024 * 2 + 4096 * 4);
-        // 4 bits, + 16/128 of scales, + 4/128 of zeros, + 32 bits of g_idx per 1024 outputs.
-        assert_eq!(t.bits_per_weight(), 4.0 + 0.125 + 0.03125 + 0.03125);
-        assert_eq!(s.overhead_bytes, 32 * 128 * 4 + 32 * 1024 * 2 + 4096 * 4);
-        assert_eq!(s.all.params, 4096 * 1024 + 10 * 4096, "packed weights counted as weights, scales not at all");
-        assert_eq!(logical_params(&cp), [4096 * 1024, 0, 0, 0, 10 * 4096], "what the table and detail show");
-        let i32s = s.by_dtype.iter().find(|(d, _)| d == "I32").unwrap();
-        assert_eq!(i32s.1.params, 4096 * 1024, "by dtype too: qzeros and g_idx hold no parameters");
         // 3-bit: 32/3 weights per int32 word on average (rows of 3 words hold 32).
         let cp = checkpoint(
             vec![tensor("l.qweight", St::I32, &[384, 8])],

@@ -167,13 +167,13 @@ impl Stats {
     }
 
     /// Append to a result's byte form.
-    pub fn write(&self, w: &mut crate::job::wire::Writer) {
+    pub fn write(&self, w: &mut crate::wire::Writer) {
         w.u64(self.count).u64(self.nan).u64(self.pos_inf).u64(self.neg_inf).u64(self.zero).u64(self.finite);
         w.f64(self.min).f64(self.max).f64(self.mean).f64(self.m2);
     }
 
     /// Read what [`Stats::write`] wrote.
-    pub fn read(r: &mut crate::job::wire::Reader) -> Option<Stats> {
+    pub fn read(r: &mut crate::wire::Reader) -> Option<Stats> {
         Some(Stats {
             count: r.u64()?,
             nan: r.u64()?,

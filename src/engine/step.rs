@@ -6,6 +6,10 @@
 
 use super::range::ByteRange;
 
+/// Most metadata entries a file keeps (real ones hold tens; each costs many times its bytes):
+/// header decoders count the rest in a finding.
+pub const MAX_METADATA_ENTRIES: usize = 1 << 16;
+
 /// What a decoder wants next.
 #[derive(Debug, PartialEq)]
 pub enum Step<T> {

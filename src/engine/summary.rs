@@ -128,3 +128,40 @@ impl<'a> Tally<'a> {
         Summary { all: self.all, by_dtype: sorted(named), quant_mix: sorted(mix), overhead_bytes: self.overhead_bytes }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safetensors::Dtype as St;
+    use crate::st_quant::logical_params;
+    use crate::st_quant::tests::{checkpoint, tensor};
+
+    #[test]
+    fn a_gptq_mix_counts_its_scales_and_zeros_as_overhead() {
+        // in 4096, out 1024, group 128: qweight [512, 1024], qzeros [32, 128], scales [32, 1024].
+        let p = "model.layers.0.self_attn.o_proj";
+        let cp = checkpoint(
+            vec![
+                tensor(&format!("{p}.qweight"), St::I32, &[512, 1024]),
+                tensor(&format!("{p}.qzeros"), St::I32, &[32, 128]),
+                tensor(&format!("{p}.scales"), St::F16, &[32, 1024]),
+                tensor(&format!("{p}.g_idx"), St::I32, &[4096]),
+                tensor("model.embed_tokens.weight", St::F16, &[10, 4096]),
+            ],
+            Some(serde_json::json!({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}})),
+        );
+        // The quant mix: the scheme's true bits per weight, scales and zeros included.
+        let s = summarize(&cp);
+        let (label, t) = &s.quant_mix[0];
+        assert_eq!(label, "GPTQ 4-bit (group 128)");
+        assert_eq!((t.tensors, t.params), (4, 4096 * 1024));
+        assert_eq!(t.bytes, 512 * 1024 * 4 + 32 * 128 * 4 + 32 * 1024 * 2 + 4096 * 4);
+        // 4 bits, + 16/128 of scales, + 4/128 of zeros, + 32 bits of g_idx per 1024 outputs.
+        assert_eq!(t.bits_per_weight(), 4.0 + 0.125 + 0.03125 + 0.03125);
+        assert_eq!(s.overhead_bytes, 32 * 128 * 4 + 32 * 1024 * 2 + 4096 * 4);
+        assert_eq!(s.all.params, 4096 * 1024 + 10 * 4096, "packed weights counted as weights, scales not at all");
+        assert_eq!(logical_params(&cp), [4096 * 1024, 0, 0, 0, 10 * 4096], "what the table and detail show");
+        let i32s = s.by_dtype.iter().find(|(d, _)| d == "I32").unwrap();
+        assert_eq!(i32s.1.params, 4096 * 1024, "by dtype too: qzeros and g_idx hold no parameters");
+    }
+}

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::gguf::{Array, ArrayItemsDecoder, ArrayPage, Value, ValueType};
 use super::job::{Job, JobStep, Need};
+use super::json_float::Float;
 use super::model::{Checkpoint, MetaValue};
-use super::report::Float;
 use super::step::{Decoder, FeedError, Step};
 
 /// llama.cpp's token types (`llama_token_type`), by number.

@@ -5,47 +5,7 @@ use std::cmp::Ordering;
 
 use super::model::{Checkpoint, Tensor};
 use super::sort::order_by;
-
-/// Whether `name` matches `pattern`: a glob when it holds `*` or `?` (matched against the whole
-/// name), a case-insensitive substring otherwise. An empty pattern matches everything.
-pub fn matches(pattern: &str, name: &str) -> bool {
-    if pattern.contains(['*', '?']) {
-        glob(pattern.as_bytes(), name.as_bytes())
-    } else if pattern.is_ascii() {
-        // No allocation per name: this runs for every tensor on every keystroke.
-        let p = pattern.as_bytes();
-        p.is_empty() || name.as_bytes().windows(p.len()).any(|w| w.eq_ignore_ascii_case(p))
-    } else {
-        name.to_lowercase().contains(&pattern.to_lowercase())
-    }
-}
-
-/// `*` matches any run (dots included), `?` any one byte; iterative, so no pattern is slow.
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    let (mut pi, mut si) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        match p.get(pi) {
-            Some(b'*') => {
-                star = Some((pi, si));
-                pi += 1;
-            }
-            Some(&c) if c == b'?' || c == s[si] => {
-                pi += 1;
-                si += 1;
-            }
-            _ => match star {
-                Some((sp, ss)) => {
-                    pi = sp + 1;
-                    si = ss + 1;
-                    star = Some((sp, ss + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
-}
+pub use super::text::matches;
 
 /// The layer number in names like `blk.12.attn_q.weight` or `model.layers.3.mlp.up_proj.weight`.
 pub fn layer_of(name: &str) -> Option<u64> {

@@ -26,7 +26,7 @@ pub struct OpenProgress {
     pub bytes_read: u64,
 }
 
-/// [`crate::engine::shards::assemble`] in tasks of its own, a piece of the tensors per task,
+/// [`crate::engine::inspections::assemble`] in tasks of its own, a piece of the tensors per task,
 /// apart from the last header read before it and the first render after it; not at all once
 /// cancelled.
 async fn assemble_apart(parsed: Vec<(FileInfo, Parsed)>, cancel: &Cancel) -> Result<Checkpoint, RunError> {
@@ -44,7 +44,7 @@ async fn assemble_apart(parsed: Vec<(FileInfo, Parsed)>, cancel: &Cancel) -> Res
     if cancel.is_cancelled() {
         return Err(RunError::Cancelled);
     }
-    let cp = assembling.finish();
+    let cp = crate::engine::inspections::finish(assembling);
     yield_now().await;
     Ok(cp)
 }

@@ -11,11 +11,9 @@ use super::driver::{run, Cancel};
 use super::source::Source;
 use super::workers::{OnPart, Pool};
 use crate::engine::diff::Diff;
+use crate::engine::diff_values::{apply_arrays, apply_compare, array_orders, compare_orders};
 use crate::engine::gguf::{Array, ArrayPage};
-use crate::engine::job::work::{
-    apply_arrays, apply_compare, array_orders, check_orders, compare_orders, histogram_orders, join_histogram,
-    order_job, Order, Reply, TensorRef,
-};
+use crate::engine::job::work::{check_orders, histogram_orders, join_histogram, order_job, Order, Reply, TensorRef};
 use crate::engine::job::Values;
 use crate::engine::job::{array_items_job, npy_job, CheckOutcome, HistogramSink, Job, RunError, ValuesError};
 use crate::engine::model::{Checkpoint, Tensor};
@@ -203,7 +201,7 @@ pub async fn compare_values(
     Ok((out, workers))
 }
 
-/// The diff's long metadata arrays settled by their bytes (see `work::array_orders`).
+/// The diff's long metadata arrays settled by their bytes (see `diff_values::array_orders`).
 pub async fn settle_arrays(
     d: &Diff,
     a: &Checkpoint,

@@ -15,10 +15,10 @@ mod native {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 
+    use tensorscope::engine::inspections::assemble;
     use tensorscope::engine::job::{self, headers_job};
     use tensorscope::engine::model::FileInfo;
     use tensorscope::engine::report::Report;
-    use tensorscope::engine::shards::assemble;
 
     /// The system allocator, counting live and peak bytes.
     struct Counting;

@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use tensorscope::engine::inspections::{assemble, finish};
 use tensorscope::engine::model::{Checkpoint, FileInfo, Format};
 use tensorscope::engine::open::{FileDecoder, Parsed};
 use tensorscope::engine::range::ByteRange;
-use tensorscope::engine::shards::{assemble, Assembling};
+use tensorscope::engine::shards::Assembling;
 use tensorscope::engine::step::{drive, Decoder, Step};
 
 /// Run the `tensorscope` binary: its exit code, stdout and stderr.
@@ -93,7 +94,7 @@ pub fn open_all(files: &[(&str, &[u8])]) -> Checkpoint {
             assert_eq!(steps, whole.tensors.len().div_ceil(piece).max(1), "steps of {piece}");
         }
         // Compared as text: a NaN in the metadata equals itself there.
-        assert_eq!(format!("{:?}", a.finish()), format!("{whole:?}"), "assembled in pieces of {piece}");
+        assert_eq!(format!("{:?}", finish(a)), format!("{whole:?}"), "assembled in pieces of {piece}");
     }
     whole
 }

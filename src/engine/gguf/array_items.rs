@@ -122,7 +122,7 @@ impl Decoder for ArrayItemsDecoder {
                                         Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
                                         other => std::borrow::Cow::Owned(other.to_string()),
                                     };
-                                    if crate::view::matches(q, &text) {
+                                    if crate::text::matches(q, &text) {
                                         self.matched += 1;
                                         if self.items.len() < self.limit {
                                             self.items.push(v);

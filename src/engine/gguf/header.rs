@@ -9,8 +9,8 @@ use super::rules;
 use super::value::{Array, Value, ValueType, ARRAY_ITEMS_KEPT};
 use super::GgmlType;
 use crate::findings::{Finding, RuleCap};
-use crate::model::MAX_METADATA_ENTRIES;
 use crate::range::ByteRange;
+use crate::step::MAX_METADATA_ENTRIES;
 use crate::step::RESERVE_ENTRIES;
 use crate::step::{Decoder, FeedError, Step, Window};
 

@@ -21,7 +21,7 @@ mod runner;
 pub mod scaled;
 mod scan;
 mod sha256;
-pub mod wire;
+pub use crate::wire;
 pub mod work;
 
 pub use array::{array_items_job, ArrayItemsJob};

@@ -9,68 +9,13 @@ use crate::decode::{codec_for, BlockCodec};
 use crate::model::Tensor;
 use crate::plan::{Piece, Plan, Selection};
 use crate::range::ByteRange;
+pub use crate::st_quant::{ScaleInput, ScaleMap};
 use crate::step::FeedError;
 
 /// Values decoded at a time.
 const BATCH_ELEMS: usize = 1 << 14;
 /// Most blocks in a row of blocks taller than one weight row (real ones have tens to thousands).
 const MAX_BLOCKS_PER_ROW: u64 = 1 << 21;
-
-/// Which scale element applies to weight element `e` (in storage order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScaleMap {
-    /// One scale per `elems` consecutive elements (a group, a row, an expert, the tensor).
-    Group { elems: u64 },
-    /// Rows of `cols` elements, one scale per block of `rows` × `block_cols`, blocks row-major.
-    Blocks { cols: u64, rows: u64, block_cols: u64 },
-}
-
-impl ScaleMap {
-    fn index(self, e: u64) -> u64 {
-        match self {
-            ScaleMap::Group { elems } => e / elems.max(1),
-            ScaleMap::Blocks { cols, rows, block_cols } => {
-                let (r, c) = (e / cols.max(1), e % cols.max(1));
-                (r / rows.max(1)).saturating_mul(cols.div_ceil(block_cols.max(1))).saturating_add(c / block_cols.max(1))
-            }
-        }
-    }
-
-    /// The scale elements elements `first..end` use: `index(first)..=index(end − 1)`.
-    fn span(self, first: u64, end: u64) -> (u64, u64) {
-        if end <= first {
-            return (0, 0);
-        }
-        match self {
-            ScaleMap::Group { .. } => (self.index(first), self.index(end - 1) + 1),
-            // Blocks one row tall, or elements of one row: the index grows with the element.
-            ScaleMap::Blocks { cols, rows, .. } if rows <= 1 || first / cols.max(1) == (end - 1) / cols.max(1) => {
-                (self.index(first), self.index(end - 1) + 1)
-            }
-            // A piece wrapping rows of taller blocks comes back to their first columns: take
-            // every block of its block rows.
-            ScaleMap::Blocks { cols, rows, block_cols } => {
-                let per_row = cols.div_ceil(block_cols.max(1));
-                let (r0, r1) = (first / cols.max(1) / rows.max(1), (end - 1) / cols.max(1) / rows.max(1));
-                (r0.saturating_mul(per_row), (r1 + 1).saturating_mul(per_row))
-            }
-        }
-    }
-
-    /// Scale elements a weight of `elems` elements needs.
-    pub fn needed(self, elems: u64) -> u64 {
-        self.span(0, elems).1
-    }
-}
-
-/// A tensor of scales and how they apply; `divide` for scales stored as reciprocals
-/// (compressed-tensors' global scale).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScaleInput {
-    pub tensor: Tensor,
-    pub map: ScaleMap,
-    pub divide: bool,
-}
 
 /// One scale input while scanning: its codec, its data's start, and the piece's scales.
 struct Input {

@@ -602,3 +602,48 @@ impl Grouped {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::tests::random_blocks;
+
+    #[test]
+    fn group_counts_give_the_value_histogram() {
+        let grouped = crate::decode::groups::tests::GROUPED;
+        let mut seed = 0x853c_49e6_748f_ea9bu64;
+        for codec in grouped {
+            for tame in [true, false] {
+                let bytes = random_blocks(&codec, 700, &mut seed, tame);
+                let mut values = vec![0f32; 700 * codec.block_elems];
+                (codec.decode)(&bytes, &mut values);
+                let mut by_value = Histogram::default();
+                by_value.add(&values);
+                let mut sink = HistogramSink::new(&codec, false);
+                assert!(!sink.wants_values());
+                for piece in bytes.chunks(codec.block_bytes * 97) {
+                    sink.raw(piece);
+                    sink.piece_done();
+                }
+                sink.finish();
+                let (a, b) = (&sink.values.stats, &by_value.stats);
+                let what = format!("{} bytes per block, tame {tame}", codec.block_bytes);
+                assert_eq!(
+                    (a.count, a.finite, a.nan, a.pos_inf, a.neg_inf, a.zero, a.min, a.max),
+                    (b.count, b.finite, b.nan, b.pos_inf, b.neg_inf, b.zero, b.min, b.max),
+                    "{what}"
+                );
+                assert_eq!(sink.values.bins(64), by_value.bins(64), "{what}");
+                // The moments agree with the exact ones, in f64, as closely as summing values does.
+                let finite: Vec<f64> = values.iter().filter(|v| v.is_finite()).map(|&v| f64::from(v)).collect();
+                let mean = finite.iter().sum::<f64>() / finite.len() as f64;
+                let std = (finite.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / finite.len() as f64).sqrt();
+                let scale = std.max(mean.abs()).max(f64::MIN_POSITIVE);
+                for (h, name) in [(a, "groups"), (b, "values")] {
+                    assert!((h.mean - mean).abs() <= 1e-5 * scale, "{what} {name} mean {} vs {mean}", h.mean);
+                    assert!((h.std() - std).abs() <= 1e-5 * scale, "{what} {name} std {} vs {std}", h.std());
+                }
+            }
+        }
+    }
+}

@@ -5,7 +5,6 @@
 //! [`machine`] builds a tree of what the pickle says; [`torch`] finds the tensors in it;
 //! [`safety`] judges every import. Nothing is ever imported or called.
 
-pub mod assemble;
 pub mod machine;
 pub mod safety;
 pub mod tar;

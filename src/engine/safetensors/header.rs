@@ -5,8 +5,8 @@ use serde_json::Value as Json;
 use super::rules;
 use super::Dtype;
 use crate::findings::{Finding, RuleCap};
-use crate::model::MAX_METADATA_ENTRIES;
 use crate::range::ByteRange;
+use crate::step::MAX_METADATA_ENTRIES;
 use crate::step::RESERVE_ENTRIES;
 use crate::step::{Decoder, FeedError, Step, Window};
 

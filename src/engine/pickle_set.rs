@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use super::safety::Verdict;
-use super::torch::Layout;
-use super::weights_only::WeightsOnly;
-use super::{rules, Container, PickleRead};
 use crate::findings::Finding;
 use crate::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
+use crate::pickle::safety::Verdict;
+use crate::pickle::torch::Layout;
+use crate::pickle::weights_only::WeightsOnly;
+use crate::pickle::{rules, Container, PickleRead};
 
 /// The pickle files given (shards of one model are listed together, file by file).
 pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
@@ -40,7 +40,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
             // A type not decoded (complex128, a storage type of its own) still has a known width.
             let width = match t.storage.dtype {
                 Some(d) => d.nbytes(1),
-                None => super::torch::storage_width(&t.storage.type_name),
+                None => crate::pickle::torch::storage_width(&t.storage.type_name),
             };
             if t.storage.dtype.is_none() {
                 cp.findings.push(
@@ -56,8 +56,8 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
             let storage = read.storages.get(&t.storage.key);
             let offset = storage.zip(width).and_then(|(s, w)| t.storage_offset.checked_mul(w)?.checked_add(s.start));
             let data = match (storage, offset, nbytes) {
-                (None, _, _) if t.storage.key == super::torch::NUMPY_TEXT => Err(Lost::InlineText),
-                (None, _, _) if t.storage.key == super::torch::NUMPY_BIG_ENDIAN => Err(Lost::BigEndian),
+                (None, _, _) if t.storage.key == crate::pickle::torch::NUMPY_TEXT => Err(Lost::InlineText),
+                (None, _, _) if t.storage.key == crate::pickle::torch::NUMPY_BIG_ENDIAN => Err(Lost::BigEndian),
                 (None, _, _) => Err(Lost::NoStorage),
                 (_, _, None) | (_, None, _) => Err(Lost::NoSize),
                 _ if big_endian => Err(Lost::BigEndian),
@@ -120,7 +120,10 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
         cap.finish(&mut dupes);
         cp.findings.append(&mut dupes);
         cp.findings.extend(import_findings(&info.path, &read).into_iter().map(|f| f.in_file(i)));
-        cp.findings.extend(weights_only_finding(&info.path, &read.weights_only).map(|f| f.in_file(i)));
+        // A TorchScript archive has a finding of its own; a plain pickle is no torch.save file.
+        if !matches!(read.container, Container::TorchScript | Container::Plain) {
+            cp.findings.extend(weights_only_finding(&info.path, &read.weights_only).map(|f| f.in_file(i)));
+        }
         weights.push(read.weights_only.clone());
         cp.findings.extend(read.findings.into_iter().map(|f| f.in_file(i)));
         cp.imports.extend(read.imports.into_iter().map(|imp| (i, imp)));

@@ -1,5 +1,5 @@
 //! A compact little-endian byte form for the results work orders send back across threads and
-//! Web Workers (see [`super::work`]): fixed-width numbers and length-prefixed lists, read back
+//! Web Workers (see [`crate::job::work`]): fixed-width numbers and length-prefixed lists, read back
 //! with every length checked against the bytes there are.
 
 /// Appends numbers to a byte buffer.
