@@ -1,5 +1,6 @@
 //! The crates' layers: no import circle between the top-level modules of a crate (a folder
-//! counts as one), with `crate::` and `super::` paths resolved to the modules they name.
+//! counts as one), with `crate::` and `super::` paths resolved to the modules they name. That
+//! each crate uses only the crates below it (formats, values, engine, the app), cargo enforces.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -117,13 +118,13 @@ fn circle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
 #[test]
 fn no_crate_has_an_import_circle_between_its_top_level_modules() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for root in ["src/engine/mod.rs", "src/lib.rs"] {
+    for root in ["src/formats/mod.rs", "src/values/mod.rs", "src/engine/mod.rs", "src/lib.rs"] {
         let g = graph(&here.join(root));
         assert!(g.len() > 3, "{root}: {} modules found", g.len());
         assert_eq!(circle(&g), None, "{root}: an import circle");
     }
     // The check itself finds a circle where there is one.
-    let mut g = graph(&here.join("src/engine/mod.rs"));
+    let mut g = graph(&here.join("src/formats/mod.rs"));
     g.get_mut("range").unwrap().insert("model".into());
     assert!(circle(&g).is_some_and(|c| c.contains(&"range".to_owned())), "a planted circle is found");
 }

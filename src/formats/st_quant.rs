@@ -412,7 +412,8 @@ pub enum ScaleMap {
 }
 
 impl ScaleMap {
-    pub(crate) fn index(self, e: u64) -> u64 {
+    /// The scale element that applies to weight element `e`.
+    pub fn index(self, e: u64) -> u64 {
         match self {
             ScaleMap::Group { elems } => e / elems.max(1),
             ScaleMap::Blocks { cols, rows, block_cols } => {
@@ -423,7 +424,7 @@ impl ScaleMap {
     }
 
     /// The scale elements elements `first..end` use: `index(first)..=index(end − 1)`.
-    pub(crate) fn span(self, first: u64, end: u64) -> (u64, u64) {
+    pub fn span(self, first: u64, end: u64) -> (u64, u64) {
         if end <= first {
             return (0, 0);
         }
