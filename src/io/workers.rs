@@ -1,6 +1,6 @@
 //! A pool of Web Workers that run the engine's work orders (`engine::job::work`) on other cores:
-//! the page never decodes or hashes. Each worker runs the viewer's own wasm (`worker.js`, served
-//! next to the viewer) and reads its own slices of the files: a `File` is structured-cloneable,
+//! the page never decodes or hashes. Each worker runs the workers' own wasm (`worker.js` loads
+//! `tensorscope-worker.js`, built for speed from `src/worker/`, served next to the viewer) and reads its own slices of the files: a `File` is structured-cloneable,
 //! a remote file travels as its pinned URL. Orders go out in turn, up to `ORDERS_PER_WORKER`
 //! to a worker at a time; replies come back as bytes and are merged in order, so results equal
 //! the sequential job's to the bit. Where workers cannot start, [`Pool::get`] is `None` and
@@ -15,19 +15,17 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
-use super::blob::BlobSource;
 use super::driver::Cancel;
-use super::http::{HttpSource, Meter};
 use super::source::Source;
+use super::transfer::{get, object, source_to_js};
 use crate::engine::job::work::{Order, Reply};
 use crate::engine::job::RunError;
-use crate::engine::remote::Pin;
 
 /// Workers at most, whatever `navigator.hardwareConcurrency` says: each holds its own wasm memory.
 const MAX_WORKERS: usize = 4;
@@ -279,43 +277,6 @@ fn read_answer(order: &Order, answer: &JsValue, sources: &[Source]) -> Result<Re
     let bytes: Uint8Array = get(answer, "reply").dyn_into().map_err(|_| Some(RunError::Read("no reply".into())))?;
     Reply::from_bytes(order, &bytes.to_vec())
         .ok_or_else(|| Some(RunError::Read("a worker's reply is malformed".into())))
-}
-
-/// A source as a worker receives it: the `Blob` itself, or `{url, pin}`.
-fn source_to_js(s: &Source) -> JsValue {
-    match s {
-        Source::Blob(b) => b.blob().into(),
-        Source::Http(h) => {
-            let (url, pin) = h.spec();
-            let pin = serde_json::to_string(&pin).expect("pins serialise");
-            object(&[("url", JsValue::from_str(&url)), ("pin", JsValue::from_str(&pin))]).into()
-        }
-    }
-}
-
-/// The source a worker reads, from [`source_to_js`]; remote reads count on `meter`.
-pub fn source_from_js(v: &JsValue, meter: &Meter) -> Result<Source, String> {
-    if let Some(blob) = v.dyn_ref::<web_sys::Blob>() {
-        return Ok(BlobSource::new(blob.clone()).into());
-    }
-    let url = get(v, "url").as_string().ok_or("a source is neither a Blob nor a URL")?;
-    let pin: Pin =
-        get(v, "pin").as_string().and_then(|p| serde_json::from_str(&p).ok()).ok_or("a URL without its pin")?;
-    Ok(HttpSource::pinned(&url, pin, meter).into())
-}
-
-/// `obj[key]`, or `undefined`.
-pub fn get(obj: &JsValue, key: &str) -> JsValue {
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// A plain object of `fields`.
-pub fn object(fields: &[(&str, JsValue)]) -> Object {
-    let o = Object::new();
-    for (k, v) in fields {
-        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
-    }
-    o
 }
 
 /// `worker.js` beside the wasm: relative to the page, or to the JS API module when a page loads

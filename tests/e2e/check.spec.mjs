@@ -97,10 +97,11 @@ test('hashes, scans and compares local files with no network request; the export
   }
   assert.equal(text, out, 'the browser report equals the CLI report byte for byte');
   net.stop();
-  // The worker pool loads the viewer's own script and wasm (from the service worker's cache
+  // The worker pool loads the workers' own script and wasm (from the service worker's cache
   // when offline); nothing else goes out: no byte of the files.
-  const own = new Set(['worker.js', 'tensorscope-web.js', 'tensorscope-web_bg.wasm'].map((f) => `GET ${new URL(f, srv.url).href}`));
-  assert.ok(net.seen.some((r) => own.has(r)), 'the check ran in workers');
+  const workerFiles = ['worker.js', 'tensorscope-worker.js', 'tensorscope-worker_bg.wasm'];
+  const own = new Set([...workerFiles, 'tensorscope-web.js', 'tensorscope-web_bg.wasm'].map((f) => `GET ${new URL(f, srv.url).href}`));
+  assert.ok(net.seen.some((r) => r.endsWith('/tensorscope-worker_bg.wasm')), 'the check ran in workers, on their own wasm');
   assert.deepEqual(net.seen.filter((r) => !own.has(r)), [], 'local files: no network request but the viewer itself');
 
   // A wrong hash, pasted as the Hub shows it, is a mismatch (and the report says so).

@@ -8,7 +8,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::Blob;
 
-use crate::engine::range::ByteRange;
+use tensorscope_values::range::ByteRange;
 
 /// A readable Blob and its length. Offsets are `u64`; `f64` holds them exactly up to 2^53 bytes.
 #[derive(Clone, Debug)]

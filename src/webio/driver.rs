@@ -10,8 +10,8 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::blob::BlobRead;
 use super::source::Source;
-use crate::engine::job::{Job, Poll, ReadOpts, RunError, Runner};
-use crate::engine::range::ByteRange;
+use tensorscope_values::job::{Job, Poll, ReadOpts, RunError, Runner};
+use tensorscope_values::range::ByteRange;
 
 /// Longest stretch of work between yields to the browser, in milliseconds.
 pub const SLICE_MS: f64 = 10.0;

@@ -3,7 +3,7 @@
 use super::blob::{BlobRead, BlobSource};
 use super::driver::Cancel;
 use super::http::HttpSource;
-use crate::engine::range::ByteRange;
+use tensorscope_values::range::ByteRange;
 
 /// Where a file's bytes come from. One enum rather than a generic parameter keeps one copy of
 /// the driver (and of every decoder it runs) in the bundle.

@@ -19,8 +19,8 @@ use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit
 use super::blob::js_error;
 use super::driver::Cancel;
 use super::watchdog::{Bark, Watchdog, IDLE_MS};
-use crate::engine::range::ByteRange;
-use crate::engine::remote::{check_range_response, Pin, RangeError, RangeHeaders};
+use tensorscope_values::range::ByteRange;
+use tensorscope_values::remote::{check_range_response, Pin, RangeError, RangeHeaders};
 
 /// Counts bytes transferred over a set of sources and tells a listener.
 #[derive(Clone, Default)]
@@ -72,7 +72,7 @@ pub struct HttpSource {
 
 impl HttpSource {
     /// Probe `url` with a first range request of `probe` bytes (sized by
-    /// [`crate::engine::shard_probe`]): learns the size, the URL after redirects and the
+    /// [`tensorscope_values::shard_probe`]): learns the size, the URL after redirects and the
     /// validators, and keeps the bytes. `cancel` aborts the request.
     pub async fn open(url: &str, meter: &Meter, probe: u64, cancel: &Cancel) -> Result<HttpSource, String> {
         let got = fetch_range(url, 0, probe.max(1) - 1, None, meter, Some(cancel)).await?;

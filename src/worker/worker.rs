@@ -1,4 +1,4 @@
-//! Inside a worker of the pool ([`super::workers`]): `worker.js` loads the viewer's wasm and calls
+//! Inside a worker of the page's pool: `worker.js` loads this wasm and calls
 //! [`worker_main`], which runs each order posted by the page with the same driver the page uses
 //! and posts back progress and the reply's bytes.
 
@@ -10,12 +10,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use super::driver::{now_ms, run, Cancel};
-use super::http::Meter;
-use super::source::Source;
-use super::workers::{get, object, source_from_js};
-use crate::engine::job::work::{order_job, Order};
-use crate::engine::job::{Job as _, RunError};
+use tensorscope_values::job::work::{order_job, Order};
+use tensorscope_values::job::{Job as _, RunError};
+use tensorscope_webio::driver::{now_ms, run, Cancel};
+use tensorscope_webio::http::Meter;
+use tensorscope_webio::source::Source;
+use tensorscope_webio::transfer::{get, object, source_from_js};
 
 /// Milliseconds between progress messages.
 const PROGRESS_MS: f64 = 100.0;
