@@ -500,11 +500,11 @@ pub(crate) mod tests {
         }
     }
 
-    #[test]
-    fn gptq_packs_eight_weights_per_int32_and_its_scales_are_overhead() {
-        // in 4096, out 1024, group 128: qweight [512, 1024], qzeros [32, 128], scales [32, 1024].
+    /// A GPTQ 4-bit layer (in 4096, out 1024, group 128: qweight [512, 1024], qzeros [32, 128],
+    /// scales [32, 1024], g_idx [4096]) and an F16 embedding.
+    pub(crate) fn gptq_checkpoint() -> Checkpoint {
         let p = "model.layers.0.self_attn.o_proj";
-        let cp = checkpoint(
+        checkpoint(
             vec![
                 tensor(&format!("{p}.qweight"), St::I32, &[512, 1024]),
                 tensor(&format!("{p}.qzeros"), St::I32, &[32, 128]),
@@ -513,7 +513,12 @@ pub(crate) mod tests {
                 tensor("model.embed_tokens.weight", St::F16, &[10, 4096]),
             ],
             Some(json!({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}})),
-        );
+        )
+    }
+
+    #[test]
+    fn gptq_packs_eight_weights_per_int32_and_its_scales_are_overhead() {
+        let cp = gptq_checkpoint();
         let r = roles(&cp);
         assert_eq!(params(&r[0]), Some(4096 * 1024));
         assert_eq!(r[0], Role::Weight { params: 4096 * 1024, label: "GPTQ 4-bit (group 128)".into() });

@@ -132,25 +132,12 @@ impl<'a> Tally<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::safetensors::Dtype as St;
     use crate::st_quant::logical_params;
-    use crate::st_quant::tests::{checkpoint, tensor};
+    use crate::st_quant::tests::gptq_checkpoint;
 
     #[test]
     fn a_gptq_mix_counts_its_scales_and_zeros_as_overhead() {
-        // in 4096, out 1024, group 128: qweight [512, 1024], qzeros [32, 128], scales [32, 1024].
-        let p = "model.layers.0.self_attn.o_proj";
-        let cp = checkpoint(
-            vec![
-                tensor(&format!("{p}.qweight"), St::I32, &[512, 1024]),
-                tensor(&format!("{p}.qzeros"), St::I32, &[32, 128]),
-                tensor(&format!("{p}.scales"), St::F16, &[32, 1024]),
-                tensor(&format!("{p}.g_idx"), St::I32, &[4096]),
-                tensor("model.embed_tokens.weight", St::F16, &[10, 4096]),
-            ],
-            Some(serde_json::json!({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}})),
-        );
-        // The quant mix: the scheme's true bits per weight, scales and zeros included.
+        let cp = gptq_checkpoint();
         let s = summarize(&cp);
         let (label, t) = &s.quant_mix[0];
         assert_eq!(label, "GPTQ 4-bit (group 128)");
