@@ -7,7 +7,10 @@ use super::compare::{Pairing, Values};
 use super::scaled::ScaleMap;
 use super::wire::{Reader, Writer};
 use super::work::{Order, TensorRef};
+use crate::gguf::GgmlType;
+use crate::model::Dtype;
 use crate::plan::Selection;
+use crate::safetensors::Dtype as StDtype;
 
 impl Order {
     /// The order as bytes.
@@ -120,7 +123,12 @@ impl Order {
 
 impl TensorRef {
     fn write(&self, w: &mut Writer) {
-        w.bytes(self.dtype.as_bytes()).u64(self.shape.len() as u64);
+        let dtype = match &self.dtype {
+            Dtype::Safetensors(d) => format!("st:{}", d.name()),
+            Dtype::Ggml(g) => format!("ggml:{}", g.0),
+            Dtype::Unknown(name) => format!("?:{name}"),
+        };
+        w.bytes(dtype.as_bytes()).u64(self.shape.len() as u64);
         for &d in &self.shape {
             w.u64(d);
         }
@@ -134,7 +142,11 @@ impl TensorRef {
 
     fn read(r: &mut Reader) -> Option<TensorRef> {
         Some(TensorRef {
-            dtype: String::from_utf8(r.bytes()?).ok()?,
+            dtype: match String::from_utf8(r.bytes()?).ok()?.split_once(':')? {
+                ("st", name) => Dtype::Safetensors(StDtype::from_name(name)?),
+                ("ggml", id) => Dtype::Ggml(GgmlType(id.parse().ok()?)),
+                _ => return None,
+            },
             shape: list(r, 8, |r| r.u64())?,
             file: index(r)?,
             offset: r.u64()?,
@@ -190,7 +202,11 @@ mod tests {
 
     fn t(dtype: &str, shape: &[u64]) -> TensorRef {
         let (shape, file, offset, nbytes, file_len) = (shape.to_vec(), 2, 8, 96, 1 << 40);
-        TensorRef { dtype: dtype.into(), shape, file, offset, nbytes, file_len, strides: None }
+        let dtype = match dtype.split_once(':') {
+            Some(("ggml", id)) => Dtype::Ggml(GgmlType(id.parse().unwrap())),
+            _ => Dtype::Safetensors(StDtype::from_name(&dtype[3..]).unwrap()),
+        };
+        TensorRef { dtype, shape, file, offset, nbytes, file_len, strides: None }
     }
 
     /// One order of each kind, with every variant of what they hold.

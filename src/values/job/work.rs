@@ -18,7 +18,6 @@ use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Progress};
 use crate::decode::BlockCodec;
-use crate::gguf::GgmlType;
 use crate::model::{Checkpoint, Dtype, Extent, Tensor};
 use crate::plan::{Plan, Selection};
 use crate::range::ByteRange;
@@ -38,8 +37,8 @@ const ORDER_UNITS: usize = 4096;
 /// A tensor as an order names it: enough to plan its reads again (its extent is checked anew).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorRef {
-    /// `st:<safetensors dtype>` or `ggml:<type id>`.
-    pub dtype: String,
+    /// A safetensors dtype or a GGML type (never an unknown one).
+    pub dtype: Dtype,
     pub shape: Vec<u64>,
     pub file: usize,
     pub offset: u64,
@@ -53,11 +52,10 @@ impl TensorRef {
     /// `t` as an order names it (in a file of `file_len` bytes), when its data can be located.
     pub fn of(t: &Tensor, file_len: u64) -> Option<TensorRef> {
         let data = t.data.as_ref().ok()?;
-        let dtype = match &t.dtype {
-            Dtype::Safetensors(d) => format!("st:{}", d.name()),
-            Dtype::Ggml(g) => format!("ggml:{}", g.0),
-            Dtype::Unknown(_) => return None,
-        };
+        if let Dtype::Unknown(_) = t.dtype {
+            return None;
+        }
+        let dtype = t.dtype.clone();
         let r = data.range();
         let (shape, strides) = (t.shape.clone(), t.strides.clone());
         Some(TensorRef { dtype, shape, file: t.file, offset: r.start, nbytes: r.len(), file_len, strides })
@@ -65,12 +63,7 @@ impl TensorRef {
 
     /// The tensor (unnamed), its extent checked anew.
     fn tensor(&self) -> Result<Tensor, ValuesError> {
-        let dtype = match self.dtype.split_once(':') {
-            Some(("st", name)) => StDtype::from_name(name).map(Dtype::Safetensors),
-            Some(("ggml", id)) => id.parse().ok().map(|id| Dtype::Ggml(GgmlType(id))),
-            _ => None,
-        }
-        .ok_or_else(|| ValuesError::Undecodable(self.dtype.clone()))?;
+        let dtype = self.dtype.clone();
         let data = Extent::check(&dtype, &self.shape, self.offset, self.nbytes, self.file_len);
         let (shape, file, offset, nbytes) = (self.shape.clone(), self.file, Some(self.offset), self.nbytes);
         let strides = self.strides.clone();
@@ -544,7 +537,7 @@ mod tests {
     /// An F32 vector of `nbytes` bytes right after an 8-byte header.
     fn f32_ref(nbytes: u64) -> TensorRef {
         TensorRef {
-            dtype: "st:F32".into(),
+            dtype: Dtype::Safetensors(StDtype::F32),
             shape: vec![nbytes / 4],
             file: 0,
             offset: 8,
@@ -601,7 +594,7 @@ mod tests {
         let (n, each) = (100u64, 4096u64);
         let file_len = 8 + n * each + (1 << 20);
         let tref = |i: u64| TensorRef {
-            dtype: "st:F32".into(),
+            dtype: Dtype::Safetensors(StDtype::F32),
             shape: vec![each / 4],
             file: 0,
             offset: 8 + i * each,
@@ -636,7 +629,7 @@ mod tests {
         assert!(Reply::from_bytes(&order, &one).is_none(), "one digest for two spans");
         let v = ValueDiff { compared: 3, nmse: 0.5, cosine: f64::NAN, max_abs: 2.0, identical: false };
         let t = TensorRef {
-            dtype: "st:F32".into(),
+            dtype: Dtype::Safetensors(StDtype::F32),
             shape: vec![3],
             file: 0,
             offset: 8,
