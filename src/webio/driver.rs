@@ -2,13 +2,11 @@
 //! fetches the bytes (Blob slices or HTTP ranges), yields to the browser, reports progress and
 //! honours a [`Cancel`].
 
-use std::cell::Cell;
-use std::rc::Rc;
-
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::blob::BlobRead;
+pub use super::cancel::{now_ms, Cancel};
 use super::source::Source;
 use tensorscope_values::job::{Job, Poll, ReadOpts, RunError, Runner};
 use tensorscope_values::range::ByteRange;
@@ -29,55 +27,6 @@ pub const MAIN_THREAD_FEED_BYTES: u64 = 256 << 10;
 /// the main thread: at 500k tensors a whole pass takes about 80-100 ms in the size-optimised
 /// build, so a piece takes about 10.
 pub const MAIN_THREAD_TENSORS: usize = 50_000;
-
-/// A cancellation flag shared between the UI and a running job.
-#[derive(Clone, Default)]
-pub struct Cancel(Rc<CancelState>);
-
-#[derive(Default)]
-struct CancelState {
-    cancelled: Cell<bool>,
-    /// Told once, when cancelled (a worker running part of the job is sent word).
-    listeners: std::cell::RefCell<Vec<Box<dyn Fn()>>>,
-}
-
-impl std::fmt::Debug for Cancel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Cancel({})", self.is_cancelled())
-    }
-}
-
-impl Cancel {
-    /// A fresh, not cancelled flag.
-    pub fn new() -> Self {
-        Cancel::default()
-    }
-    /// Ask the job to stop at its next chunk (a read under way is aborted).
-    pub fn cancel(&self) {
-        if !self.0.cancelled.replace(true) {
-            for tell in std::mem::take(&mut *self.0.listeners.borrow_mut()) {
-                tell();
-            }
-        }
-    }
-    /// Whether [`Cancel::cancel`] was called.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.cancelled.get()
-    }
-    /// Call `tell` when cancelled (at once if already).
-    pub fn on_cancel(&self, tell: impl Fn() + 'static) {
-        if self.is_cancelled() {
-            tell();
-        } else {
-            self.0.listeners.borrow_mut().push(Box::new(tell));
-        }
-    }
-}
-
-/// Milliseconds since page load (`performance.now()`).
-pub fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map_or_else(js_sys::Date::now, |p| p.now())
-}
 
 thread_local! {
     /// One `MessageChannel` for every yield, and the resolvers waiting on it.

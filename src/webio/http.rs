@@ -17,7 +17,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, RequestMode, Response};
 
 use super::blob::js_error;
-use super::driver::Cancel;
+use super::cancel::Cancel;
 use super::watchdog::{Bark, Watchdog, IDLE_MS};
 use tensorscope_values::range::ByteRange;
 use tensorscope_values::remote::{check_range_response, Pin, RangeError, RangeHeaders};

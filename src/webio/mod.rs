@@ -5,6 +5,7 @@
 #![cfg(target_arch = "wasm32")]
 
 pub mod blob;
+pub mod cancel;
 pub mod driver;
 pub mod http;
 pub mod source;

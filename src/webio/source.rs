@@ -1,7 +1,7 @@
 //! A byte source of either kind: a local Blob or a remote file over HTTP ranges.
 
 use super::blob::{BlobRead, BlobSource};
-use super::driver::Cancel;
+use super::cancel::Cancel;
 use super::http::HttpSource;
 use tensorscope_values::range::ByteRange;
 

@@ -10,7 +10,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortController;
 
-use super::driver::{now_ms, Cancel};
+use super::cancel::{now_ms, Cancel};
 
 /// Milliseconds a request may go without a byte.
 pub const IDLE_MS: f64 = 20_000.0;
