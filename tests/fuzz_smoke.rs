@@ -61,7 +61,9 @@ fn fuzz_targets_survive_mutated_fixtures_and_random_bytes() {
         decode_as("x.safetensors", &b);
         assemble_split(&b);
     }
-    for file in ["torch-zip.pt", "legacy.pt", "plain.pkl", "evil-hidden.pt"] {
+    for file in
+        ["torch-zip.pt", "legacy.pt", "plain.pkl", "evil-hidden.pt", "numpy/arrays-p4.pkl", "numpy/arrays-p2.pkl"]
+    {
         let base = std::fs::read(dir.join("pickle").join(file)).unwrap();
         for _ in 0..400 {
             pickle(&mutate(&mut rng, &base));

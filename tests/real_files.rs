@@ -187,3 +187,27 @@ fn a_llama_cpp_fallback_mix_is_said_not_called_mislabelled() {
     assert!(msg.contains("Q5_0, Q8_0") && msg.contains("640 wide"), "{msg}");
     assert!(findings.iter().all(|f| f["severity"] == "info"), "{findings:?}");
 }
+
+/// Real pickles of every container (Python 2 legacy, a legacy view, TorchScript, a Lightning
+/// zip), mutated: every read ends in findings, never a panic.
+#[test]
+fn mutated_real_pickles_never_panic() {
+    let files = corpus();
+    let mut rng = common::Rng(0x7e57_ab1e_5eed_0001);
+    for id in ["lpips-v0.0-alex", "facenet-pnet", "silero-vad-jit", "pesto-mir-1k_g7"] {
+        let (path, _, _) = files.iter().find(|(_, i, _)| i == id).unwrap();
+        let base = std::fs::read(path).unwrap();
+        for _ in 0..150 {
+            let mut b = base.clone();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(b.len());
+                match rng.below(3) {
+                    0 => b[at] ^= 1 << rng.below(8),
+                    1 => b[at] = [0, 0xff, 0x80, b'X', b'.'][rng.below(5)],
+                    _ => b.truncate(at.max(1)),
+                }
+            }
+            tensorscope::engine::fuzz::pickle(&b);
+        }
+    }
+}
