@@ -88,6 +88,16 @@ test('the package is ready to publish: its files exist and its types name every 
   const dist = path.join(REPO, 'dist');
   const pkg = JSON.parse(fs.readFileSync(path.join(dist, 'package.json'), 'utf8'));
   for (const f of pkg.files) assert.ok(fs.existsSync(path.join(dist, f)), f);
+  // Everything the module and its workers load ships with it: each script's imports, and each
+  // wasm-bindgen glue's wasm.
+  for (const f of pkg.files.filter((x) => /\.(m?js)$/.test(x))) {
+    const text = fs.readFileSync(path.join(dist, f), 'utf8');
+    for (const [, dep] of text.matchAll(/from\s*['"]\.\/([\w.-]+)['"]/g)) assert.ok(pkg.files.includes(dep), `${f} imports ${dep}`);
+  }
+  for (const glue of pkg.files.filter((x) => x.startsWith('tensorscope-') && x.endsWith('.js'))) {
+    const wasm = glue.replace(/\.js$/, '_bg.wasm');
+    assert.ok(pkg.files.includes(wasm), `${glue} loads ${wasm}`);
+  }
   const types = fs.readFileSync(path.join(dist, pkg.types), 'utf8');
   const mod = fs.readFileSync(path.join(dist, pkg.main), 'utf8');
   for (const name of [...mod.matchAll(/export async function (\w+)/g)].map((m) => m[1])) {
