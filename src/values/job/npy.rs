@@ -60,10 +60,11 @@ impl NpySink {
         std::mem::take(&mut self.out)
     }
 
-    fn put(&mut self, bytes: &[u8]) {
+    /// Where output bytes go: straight out, or gathered to be reordered at the end.
+    fn target(&mut self) -> &mut Vec<u8> {
         match &mut self.reorder {
-            Some(r) => r.stored.extend_from_slice(bytes),
-            None => self.out.extend_from_slice(bytes),
+            Some(r) => &mut r.stored,
+            None => &mut self.out,
         }
     }
 }
@@ -73,11 +74,14 @@ impl Sink for NpySink {
         !self.raw
     }
     fn values(&mut self, _first_elem: u64, values: &[f32]) {
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.put(&bytes);
+        let out = self.target();
+        out.reserve(values.len() * 4);
+        for v in values {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
     }
     fn raw(&mut self, bytes: &[u8]) {
-        self.put(bytes);
+        self.target().extend_from_slice(bytes);
     }
     fn finish(&mut self) {
         if let Some(r) = self.reorder.take() {
