@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::findings::Finding;
 use crate::model::{Checkpoint, Dtype, Extent, FileInfo, Format, Lost, MetaValue, Tensor};
 use crate::pickle::safety::Verdict;
-use crate::pickle::torch::Layout;
+use crate::pickle::torch::{Inline, Layout};
 use crate::pickle::weights_only::WeightsOnly;
 use crate::pickle::{rules, Container, PickleRead};
 
@@ -55,13 +55,14 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
             let nbytes = elems.zip(width).and_then(|(e, w)| e.checked_mul(w));
             let storage = read.storages.get(&t.storage.key);
             let offset = storage.zip(width).and_then(|(s, w)| t.storage_offset.checked_mul(w)?.checked_add(s.start));
+            let layout = t.layout();
             let data = match (storage, offset, nbytes) {
-                (None, _, _) if t.storage.key == crate::pickle::torch::NUMPY_TEXT => Err(Lost::InlineText),
-                (None, _, _) if t.storage.key == crate::pickle::torch::NUMPY_BIG_ENDIAN => Err(Lost::BigEndian),
+                (None, _, _) if t.storage.inline == Some(Inline::Text) => Err(Lost::InlineText),
+                (None, _, _) if t.storage.inline == Some(Inline::BigEndian) => Err(Lost::BigEndian),
                 (None, _, _) => Err(Lost::NoStorage),
                 (_, _, None) | (_, None, _) => Err(Lost::NoSize),
                 _ if big_endian => Err(Lost::BigEndian),
-                _ if t.layout() == Layout::Strided => Err(Lost::Strided),
+                _ if layout == Layout::Strided => Err(Lost::Strided),
                 (Some(s), Some(o), Some(n)) => match o.checked_add(n) {
                     Some(end) if end <= s.start + s.len => Extent::check(&dtype, &t.shape, o, n, info.size),
                     _ => {
@@ -101,7 +102,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
                 offset,
                 nbytes: nbytes.unwrap_or(0),
                 data,
-                strides: (t.layout() == Layout::Permuted).then(|| t.strides.clone()),
+                strides: (layout == Layout::Permuted).then(|| t.strides.clone()),
             });
         }
         // Two paths of the pickle can flatten to one name ({'a': {'b': x}, 'a.b': y}).

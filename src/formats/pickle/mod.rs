@@ -374,7 +374,7 @@ impl PickleDecoder {
             cap.finish(&mut self.out.findings);
             // A numpy array's bytes lie in the pickle itself.
             for t in &found.tensors {
-                if let Some(at) = t.storage.inline {
+                if let Some(torch::Inline::Raw(at)) = t.storage.inline {
                     self.out.storages.insert(t.storage.key.clone(), at);
                 }
             }

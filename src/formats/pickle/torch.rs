@@ -26,14 +26,22 @@ pub struct Storage {
     pub numel: Option<u64>,
     /// The device it was saved from (`cpu`, `cuda:0`).
     pub location: String,
-    /// Where the bytes lie when the pickle holds them itself (a numpy array pickled inline with
-    /// protocol 3 or later); the key then names no stored storage.
-    pub inline: Option<super::Located>,
+    /// Bytes the pickle holds itself (a numpy array pickled inline), when it does; the key then
+    /// names no stored storage.
+    pub inline: Option<Inline>,
 }
 
-/// The storage key of a numpy array whose bytes the pickle holds as latin-1 text (protocol 2's
-/// `_codecs.encode(…, 'latin1')`): not where the bytes are, so its values are not read.
-pub const NUMPY_TEXT: &str = "numpy:latin-1";
+/// A numpy array's bytes inside the pickle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inline {
+    /// Raw (`BINBYTES`, protocol 3 and later): read in place.
+    Raw(super::Located),
+    /// As latin-1 text (protocol 2's `_codecs.encode(…, 'latin1')`): not where the bytes are,
+    /// so not read.
+    Text,
+    /// Big-endian, which is not decoded.
+    BigEndian,
+}
 
 /// One tensor as the pickle describes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -404,9 +412,6 @@ fn storage(tree: &Tree, id: Id) -> Option<Storage> {
     Some(Storage { key, dtype: storage_dtype(&type_name), type_name, numel, location, inline: None })
 }
 
-/// The storage key of a numpy array stored big-endian: its values are not decoded.
-pub const NUMPY_BIG_ENDIAN: &str = "numpy:big-endian";
-
 /// The element type of a numpy `descr` (`f4`, `<i8`, `|b1`) in byte order `order`, and whether
 /// it is stored big-endian.
 fn numpy_dtype(descr: &str, order: &str) -> Option<(Dtype, bool)> {
@@ -448,9 +453,9 @@ fn numpy_array(tree: &Tree, state: Id, name: &str) -> Option<PickledTensor> {
     let (dtype, big_endian) = numpy_dtype(descr, order)?;
     let numel = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
     let (key, inline) = match tree.get(*data)? {
-        _ if big_endian => (NUMPY_BIG_ENDIAN.to_owned(), None),
-        Node::Bytes { at, len, .. } => (format!("numpy@{at}"), Some(super::Located { start: *at, len: *len })),
-        _ => (NUMPY_TEXT.to_owned(), None),
+        _ if big_endian => ("numpy".to_owned(), Inline::BigEndian),
+        Node::Bytes { at, len, .. } => (format!("numpy@{at}"), Inline::Raw(super::Located { start: *at, len: *len })),
+        _ => ("numpy".to_owned(), Inline::Text),
     };
     // Dense strides, the first dimension varying fastest when the array is in Fortran order.
     let fortran = matches!(tree.get(*fortran)?, Node::Bool(true)) && shape.len() > 1;
@@ -467,7 +472,7 @@ fn numpy_array(tree: &Tree, state: Id, name: &str) -> Option<PickledTensor> {
         type_name: format!("numpy {descr}"),
         numel: Some(numel),
         location: "numpy".into(),
-        inline,
+        inline: Some(inline),
     };
     Some(PickledTensor { name: name.to_owned(), storage, storage_offset: 0, shape, strides })
 }
