@@ -138,20 +138,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
 /// A warning when `torch.load(weights_only=True)`, torch's default since 2.6, does not load the
 /// file: the globals to allowlist (the `add_safe_globals` line), or why it cannot load at all.
 fn weights_only_finding(path: &str, w: &WeightsOnly) -> Option<Finding> {
-    let msg = match (&w.reason, w.rejected.as_slice()) {
-        (Some(why), _) => {
-            format!("{path}: torch.load(weights_only=True), torch's default since 2.6, cannot load it: {why}")
-        }
-        (None, []) => return None,
-        (None, names) => format!(
-            "{path}: torch.load(weights_only=True), torch's default since 2.6, refuses it (\"Unsupported global\"): it \
-             imports {}, outside torch's weights-only allowlist; if you trust them: \
-             torch.serialization.add_safe_globals([{}])",
-            names.join(", "),
-            names.join(", ")
-        ),
-    };
-    Some(Finding::warning(rules::WEIGHTS_ONLY_REJECTS, msg))
+    (!w.loads).then(|| Finding::warning(rules::WEIGHTS_ONLY_REJECTS, format!("{path}: {}", w.sentence())))
 }
 
 /// One finding per distinct import that is not expected: errors for the dangerous ones.

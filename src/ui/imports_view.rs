@@ -35,25 +35,8 @@ pub fn ImportsView(cp: Arc<Checkpoint>) -> impl IntoView {
         }
     });
     let weights_only = cp.weights_only.as_ref().map(|w| {
-        let (text, class) = match (&w.reason, w.rejected.as_slice()) {
-            (Some(why), _) => (
-                format!("torch.load(weights_only=True), torch's default since 2.6, cannot load it: {why}."),
-                "sev-warning",
-            ),
-            (None, []) => {
-                ("torch.load(weights_only=True), torch's default since 2.6, loads it.".to_owned(), "sev-info")
-            }
-            (None, names) => (
-                format!(
-                    "torch.load(weights_only=True), torch's default since 2.6, refuses {}. If you trust them: \
-                     torch.serialization.add_safe_globals([{}])",
-                    names.join(", "),
-                    names.join(", ")
-                ),
-                "sev-warning",
-            ),
-        };
-        view! { <p data-testid="weights-only" data-loads=w.loads.to_string() class=class>{text}</p> }
+        let class = if w.loads { "sev-info" } else { "sev-warning" };
+        view! { <p data-testid="weights-only" data-loads=w.loads.to_string() class=class>{format!("{}.", w.sentence())}</p> }
     });
     let rows = cp
         .imports

@@ -216,6 +216,22 @@ impl WeightsOnly {
         WeightsOnly { loads: rejected.is_empty() && reason.is_none(), rejected, reason }
     }
 
+    /// One sentence on what `torch.load(weights_only=True)` does with it, with the
+    /// `add_safe_globals` line when globals are what it refuses.
+    pub fn sentence(&self) -> String {
+        const LOAD: &str = "torch.load(weights_only=True), torch's default since 2.6,";
+        match (&self.reason, self.rejected.as_slice()) {
+            (Some(why), _) => format!("{LOAD} cannot load it: {why}"),
+            (None, []) => format!("{LOAD} loads it"),
+            (None, names) => format!(
+                "{LOAD} refuses it (\"Unsupported global\"): it imports {}, outside torch's weights-only \
+                 allowlist; if you trust them: torch.serialization.add_safe_globals([{}])",
+                names.join(", "),
+                names.join(", ")
+            ),
+        }
+    }
+
     /// Several files' judgements as one: it loads when every file does.
     pub fn merge(all: impl Iterator<Item = WeightsOnly>) -> WeightsOnly {
         let mut out = WeightsOnly { loads: true, ..WeightsOnly::default() };
