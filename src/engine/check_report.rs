@@ -5,7 +5,7 @@ use super::check::{compare_digest, non_finite_finding, parse_expected, rules};
 use super::findings::Finding;
 use super::job::{CheckOutcome, ScanOutcome};
 use super::model::{Checkpoint, FileInfo};
-use super::shards::base_name;
+use super::text::base_name;
 
 /// Expected digests pasted by a user: `sha256sum` output, bare hex lines, or lines as the Hub
 /// shows them (`SHA256: <hex>`, `sha256:<hex>`).

@@ -202,8 +202,8 @@ fn fits(want: GgmlType, top: GgmlType, by: &HashMap<GgmlType, u128>) -> bool {
     want == top || (pool > 0 && have * 4 >= pool)
 }
 
-/// A warning when the mix of tensors that could take `want` does not fit a label saying
-/// `label` (`message` is given what most weights are, the share of `want` and its name).
+/// A warning (`code`) when the mix of tensors that could take `want` does not fit the label
+/// `said` speaks of: what most weights are, and the share of `want`.
 fn label_mismatch(cp: &Checkpoint, want: GgmlType, code: &'static str, said: &str) -> Option<Finding> {
     let (top, by) = dominant(cp, Some(want))?;
     let quantized_left = by.keys().any(|t| !t.is_float() && !t.is_integer());

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use super::model::{Checkpoint, Tensor};
 use super::sort::order_by;
-pub use super::text::matches;
+use super::text::matches;
 
 /// The layer number in names like `blk.12.attn_q.weight` or `model.layers.3.mlp.up_proj.weight`.
 pub fn layer_of(name: &str) -> Option<u64> {

@@ -63,7 +63,7 @@ impl Dtype {
 pub struct FileInfo {
     pub path: String,
     pub size: u64,
-    /// Position of this file in the list given to [`assemble`](super::shards::assemble): byte
+    /// Position of this file in the list given to [`Assembling`](super::shards::Assembling): byte
     /// sources are aligned with [`Checkpoint::files`] through it, never by name.
     pub given: usize,
 }

@@ -31,17 +31,14 @@ pub mod rules {
     pub const PARAMETER_COUNT_MISMATCH: &str = "set.parameter_count_mismatch";
 }
 
-pub use super::text::base_name;
+use super::text::base_name;
 
-/// One model from the files given, in any order. Each of the checkpoint's files records its
-/// position in `given` ([`FileInfo::given`]), so byte sources stay aligned by index.
-pub fn assemble(given: Vec<(FileInfo, Parsed)>) -> Checkpoint {
-    Assembling::new(given).finish()
-}
-
-/// [`assemble`] in pieces: [`Assembling::step`] turns a safetensors set's header entries into
-/// tensors a piece at a time (at 500k tensors the whole takes about 80 ms in the browser's
-/// size-optimised build), and [`Assembling::finish`] checks the set as a whole.
+/// One model from the files given, in any order, in pieces: each of the checkpoint's files
+/// records its position in `given` ([`FileInfo::given`]), so byte sources stay aligned by
+/// index. [`Assembling::step`] turns a safetensors set's header entries into tensors a piece at
+/// a time (at 500k tensors the whole takes about 80 ms in the browser's size-optimised build),
+/// and [`Assembling::finish`] checks the set as a whole; the engine's inspections run over what
+/// it gives.
 pub struct Assembling {
     findings: Vec<Finding>,
     configs: Vec<ConfigFile>,

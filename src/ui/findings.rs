@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::state::AppState;
 use crate::engine::hidden_text::reveal;
-use crate::engine::shards::base_name;
+use crate::engine::text::base_name;
 use crate::engine::viewer::severity_name;
 
 /// The findings of the open checkpoint, tensors linked to their detail.

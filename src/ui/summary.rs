@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::state::{AppState, Tab};
 use crate::engine::model::Format;
 use crate::engine::naming::{file_type_name, parse_name};
-use crate::engine::shards::base_name;
+use crate::engine::text::base_name;
 use crate::engine::view::{human_bytes, human_count};
 use crate::engine::viewer::severity_counts;
 

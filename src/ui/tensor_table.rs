@@ -10,7 +10,7 @@ use super::search_box::SearchBox;
 use super::state::{AppState, Shared};
 use super::CopyButton;
 use crate::engine::hidden_text::reveal;
-use crate::engine::shards::base_name;
+use crate::engine::text::base_name;
 use crate::engine::view::{
     group_by_layer, human_bytes, human_count, narrows, search, sorted, Column, Group, NameIndex,
 };

@@ -1,4 +1,4 @@
-//! The headers job: every file's header, one after the other; [`crate::shards::assemble`] makes
+//! The headers job: every file's header, one after the other; [`crate::shards::Assembling`] makes
 //! them one checkpoint (a separate step, so that a browser can yield between the two).
 
 use super::{Job, JobStep, Need, Progress};
