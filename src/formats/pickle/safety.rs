@@ -213,23 +213,9 @@ const DANGEROUS_NAMES: &[Rule] = &[
             "vars",
         ],
     ),
-    (
-        "__builtin__",
-        &[
-            "eval",
-            "exec",
-            "compile",
-            "getattr",
-            "setattr",
-            "delattr",
-            "apply",
-            "open",
-            "breakpoint",
-            "__import__",
-            "input",
-            "execfile",
-        ],
-    ),
+    // Python 2's names are judged as Python 3 reads them (`__builtin__.eval` is `builtins.eval`):
+    // only what has no Python 3 name is listed under its own.
+    ("__builtin__", &["execfile"]),
     ("types", &["CodeType", "FunctionType"]),
     ("functools", &["partial", "reduce"]),
     ("operator", &["attrgetter", "itemgetter", "methodcaller"]),
@@ -302,7 +288,9 @@ mod tests {
         assert_eq!(judge("builtins", "set"), Verdict::Expected);
         assert_eq!(judge("__builtin__", "long"), Verdict::Expected, "Python 3 reads it as builtins.int");
         assert_eq!(judge("torch.hub", "load"), Verdict::Dangerous, "fetches code and runs it");
-        assert_eq!(judge("__builtin__", "eval"), Verdict::Dangerous);
+        for name in ["eval", "exec", "getattr", "open", "__import__", "apply", "execfile"] {
+            assert_eq!(judge("__builtin__", name), Verdict::Dangerous, "__builtin__.{name}");
+        }
         assert_eq!(judge("__builtin__", "reduce"), Verdict::Dangerous, "functools.reduce");
         assert_eq!(judge("torch.nn.modules.linear", "Linear"), Verdict::Unknown);
         assert_eq!(judge("__main__", "MyModel"), Verdict::Unknown);
