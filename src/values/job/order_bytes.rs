@@ -200,18 +200,14 @@ fn list<T>(r: &mut Reader, min_bytes: usize, mut item: impl FnMut(&mut Reader) -
 mod tests {
     use super::*;
 
-    fn t(dtype: &str, shape: &[u64]) -> TensorRef {
+    fn t(dtype: Dtype, shape: &[u64]) -> TensorRef {
         let (shape, file, offset, nbytes, file_len) = (shape.to_vec(), 2, 8, 96, 1 << 40);
-        let dtype = match dtype.split_once(':') {
-            Some(("ggml", id)) => Dtype::Ggml(GgmlType(id.parse().unwrap())),
-            _ => Dtype::Safetensors(StDtype::from_name(&dtype[3..]).unwrap()),
-        };
         TensorRef { dtype, shape, file, offset, nbytes, file_len, strides: None }
     }
 
     /// One order of each kind, with every variant of what they hold.
     fn every_order() -> Vec<Order> {
-        let (a, b) = (t("st:F32", &[4, 6]), t("ggml:12", &[256, 3]));
+        let (a, b) = (t(Dtype::Safetensors(StDtype::F32), &[4, 6]), t(Dtype::Ggml(GgmlType(12)), &[256, 3]));
         let mut out = vec![
             Order::Histogram { tensor: a.clone(), sel: Selection::Whole, scales: true, pieces: 0..u64::MAX },
             Order::Histogram {
