@@ -42,7 +42,7 @@ fn a_missing_shard_is_reported() {
     let a = shard(&["x", "y"]);
     let i = index(24, &[("x", S1), ("y", S1), ("z", S2)]);
     let cp = open_all(&[(S1, &a), (IDX, &i)]);
-    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD]);
+    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD.code]);
     assert!(cp.findings[0].message.contains(S2));
 }
 
@@ -52,7 +52,7 @@ fn tensors_in_the_wrong_shard_missing_or_unindexed_are_reported() {
     let i = index(24, &[("x", S1), ("y", S1), ("z", S2)]);
     let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &i)]);
     let c = codes(&cp);
-    for code in [rules::WRONG_SHARD, rules::MISSING_TENSOR, rules::UNINDEXED_TENSOR] {
+    for code in [rules::WRONG_SHARD.code, rules::MISSING_TENSOR.code, rules::UNINDEXED_TENSOR.code] {
         assert!(c.contains(&code), "{code} in {c:?}");
     }
 }
@@ -63,7 +63,7 @@ fn an_entry_naming_a_missing_shard_still_indexes_its_tensor() {
     let a = shard(&["x", "z"]);
     let i = index(16, &[("x", S1), ("z", S2)]);
     let cp = open_all(&[(S1, &a), (IDX, &i)]);
-    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD], "z is listed, so not unindexed");
+    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD.code], "z is listed, so not unindexed");
 }
 
 #[test]
@@ -73,9 +73,9 @@ fn a_second_index_is_ignored_with_a_warning() {
     let other = index(16, &[("x", S2), ("z", S1)]);
     let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &good), ("other.safetensors.index.json", &other)]);
     let c = codes(&cp);
-    assert_eq!(c.iter().filter(|&&c| c == rules::EXTRA_INDEX).count(), 1, "{c:?}");
-    assert!(!c.contains(&rules::WRONG_SHARD), "the first index given is the one checked: {c:?}");
-    let extra = cp.findings.iter().find(|f| f.code == rules::EXTRA_INDEX).unwrap();
+    assert_eq!(c.iter().filter(|&&c| c == rules::EXTRA_INDEX.code).count(), 1, "{c:?}");
+    assert!(!c.contains(&rules::WRONG_SHARD.code), "the first index given is the one checked: {c:?}");
+    let extra = cp.findings.iter().find(|f| f.breaks(rules::EXTRA_INDEX)).unwrap();
     assert!(extra.message.starts_with("other.safetensors.index.json"), "{}", extra.message);
 }
 
@@ -84,7 +84,7 @@ fn a_wrong_total_size_is_reported() {
     let (a, b) = (shard(&["x"]), shard(&["z"]));
     let i = index(999, &[("x", S1), ("z", S2)]);
     let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &i)]);
-    assert_eq!(codes(&cp), vec![rules::TOTAL_SIZE_MISMATCH]);
+    assert_eq!(codes(&cp), vec![rules::TOTAL_SIZE_MISMATCH.code]);
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn a_name_the_index_repeats_maps_where_its_last_entry_says() {
     // The other way round the last entry is wrong, and said to be.
     let i = index(16, &[("x", S1), ("x", S2), ("z", S2)]);
     let c = codes(&open_all(&[(S1, &a), (S2, &b), (IDX, &i)]));
-    assert!(c.contains(&rules::WRONG_SHARD), "{c:?}");
+    assert!(c.contains(&rules::WRONG_SHARD.code), "{c:?}");
     // A repeated weight_map: the last one is the map, a shard only the first named is not missing.
     let i = format!(r#"{{"weight_map":{{"x":"gone.safetensors"}},"weight_map":{{"x":"{S1}","z":"{S2}"}}}}"#);
     let cp = open_all(&[(S1, &a), (S2, &b), (IDX, i.as_bytes())]);
@@ -122,7 +122,7 @@ fn shards_without_an_index_must_all_be_there() {
     let (a, b) = (shard(&["x"]), shard(&["y"]));
     assert!(open_all(&[(S1, &a), (S2, &b)]).findings.is_empty());
     let cp = open_all(&[(S2, &b)]);
-    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD]);
+    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD.code]);
     assert!(cp.findings[0].message.contains("00001"));
 }
 
@@ -130,11 +130,11 @@ fn shards_without_an_index_must_all_be_there() {
 fn a_tensor_in_two_shards_is_reported() {
     let (a, b) = (shard(&["x"]), shard(&["x"]));
     let cp = open_all(&[(S1, &a), (S2, &b)]);
-    assert_eq!(codes(&cp), vec![rules::DUPLICATE_TENSOR]);
+    assert_eq!(codes(&cp), vec![rules::DUPLICATE_TENSOR.code]);
     // An index that places it in the second copy's shard is not also wrong.
     let i = index(16, &[("x", S2)]);
     let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &i)]);
-    assert_eq!(codes(&cp), vec![rules::DUPLICATE_TENSOR], "{:?}", cp.findings);
+    assert_eq!(codes(&cp), vec![rules::DUPLICATE_TENSOR.code], "{:?}", cp.findings);
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn a_pickle_beside_weights_is_not_opened_and_other_files_are_ignored() {
         ("README.md", b"# a model"),
     ]);
     assert_eq!(cp.format, Format::Safetensors);
-    assert_eq!(codes(&cp), vec!["config.not_json", rules::IGNORED_FILE, rules::PICKLE_NOT_LOADED]);
+    assert_eq!(codes(&cp), vec!["config.not_json", rules::IGNORED_FILE.code, rules::PICKLE_NOT_LOADED.code]);
     assert!(cp.findings[0].message.contains("generation_config.json"), "{:?}", cp.findings[0]);
     let pickle = &cp.findings[2];
     assert!(pickle.message.contains("pytorch_model.bin") && pickle.message.contains("safetensors"), "{pickle:?}");
@@ -181,19 +181,19 @@ fn gguf_split_sets_are_checked() {
     assert_eq!(cp.tensors.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "d"]);
 
     let cp = open_all(&[("m-00001-of-00003.gguf", &a), ("m-00003-of-00003.gguf", &c)]);
-    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD]);
+    assert_eq!(codes(&cp), vec![rules::MISSING_SHARD.code]);
 
     let wrong = split(1, 3, 9, &["c"]);
     let cp = open_all(&[("1.gguf", &a), ("2.gguf", &wrong), ("3.gguf", &c)]);
-    assert_eq!(codes(&cp), vec![rules::SPLIT_MISMATCH]);
+    assert_eq!(codes(&cp), vec![rules::SPLIT_MISMATCH.code]);
 
     let other = split(1, 2, 4, &["c"]);
     let cp = open_all(&[("1.gguf", &a), ("2.gguf", &other)]);
-    assert_eq!(codes(&cp), vec![rules::SPLIT_MISMATCH]);
+    assert_eq!(codes(&cp), vec![rules::SPLIT_MISMATCH.code]);
 
     let dup = split(0, 3, 4, &["c"]);
     let cp = open_all(&[("1.gguf", &a), ("2.gguf", &dup), ("3.gguf", &c)]);
-    assert!(codes(&cp).contains(&rules::SPLIT_MISMATCH));
+    assert!(codes(&cp).contains(&rules::SPLIT_MISMATCH.code));
 }
 
 #[test]
@@ -202,7 +202,7 @@ fn mixed_formats_are_reported() {
     let g = split(0, 1, 1, &["t"]);
     let cp = open_all(&[("a.safetensors", &a), ("b.safetensors", &a), ("c.gguf", &g)]);
     assert_eq!(cp.format, Format::Safetensors);
-    assert!(codes(&cp).contains(&rules::MIXED_FORMATS));
+    assert!(codes(&cp).contains(&rules::MIXED_FORMATS.code));
 }
 
 /// A GGUF of `q` elements in `qtype` and `f` elements in F32, with `general.file_type` `ft`.
@@ -220,18 +220,18 @@ fn mix(qtype: u32, q: u64, ft: u32) -> Vec<u8> {
 fn file_name_and_file_type_are_compared_with_the_contents() {
     // 20: IQ4_NL; general.file_type 25 = MOSTLY_IQ4_NL
     let f = mix(20, 4096, 25);
-    assert!(open_one("Model-7B-IQ4_NL.gguf", &f).findings.iter().all(|x| x.code != naming::NAME_TYPE_MISMATCH));
+    assert!(open_one("Model-7B-IQ4_NL.gguf", &f).findings.iter().all(|x| x.code != naming::NAME_TYPE_MISMATCH.code));
     let cp = open_one("Model-Q2_K.gguf", &f);
-    assert_eq!(codes(&cp), vec![naming::NAME_TYPE_MISMATCH]);
+    assert_eq!(codes(&cp), vec![naming::NAME_TYPE_MISMATCH.code]);
     assert!(cp.findings[0].message.contains("IQ4_NL"), "{}", cp.findings[0].message);
     // file_type 15 = MOSTLY_Q4_K_M over IQ4_NL tensors
     let cp = open_one("model.gguf", &mix(20, 4096, 15));
-    assert_eq!(codes(&cp), vec![naming::FILE_TYPE_MISMATCH]);
+    assert_eq!(codes(&cp), vec![naming::FILE_TYPE_MISMATCH.code]);
     // Q4_K_M: mostly Q4_K, the label fits
     assert!(open_one("m-Q4_K_M.gguf", &mix(12, 4096, 15)).findings.is_empty());
     // a size label far from the parameter count
     let cp = open_one("Model-70B-IQ4_NL.gguf", &f);
-    assert_eq!(codes(&cp), vec![naming::NAME_SIZE_MISMATCH]);
+    assert_eq!(codes(&cp), vec![naming::NAME_SIZE_MISMATCH.code]);
 }
 
 #[test]
@@ -282,14 +282,14 @@ fn self_reported_parameter_counts_are_checked() {
     };
     assert!(open_all(&[(S1, &a), (S2, &b), (IDX, &claim(6))]).findings.is_empty());
     let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &claim(7000))]);
-    assert_eq!(codes(&cp), vec![rules::PARAMETER_COUNT_MISMATCH]);
+    assert_eq!(codes(&cp), vec![rules::PARAMETER_COUNT_MISMATCH.code]);
     assert!(
         cp.findings[0].message.contains("total_parameters 7000 but the tensors hold 6"),
         "{}",
         cp.findings[0].message
     );
     // A set missing a shard is not compared (the missing shard is the finding).
-    assert_eq!(codes(&open_all(&[(S1, &a), (IDX, &claim(7000))])), vec![rules::MISSING_SHARD]);
+    assert_eq!(codes(&open_all(&[(S1, &a), (IDX, &claim(7000))])), vec![rules::MISSING_SHARD.code]);
     // GGUF: general.size_label against the tensors (4096 + 256 parameters).
     let label = |l: &str| {
         let mut g = Gguf::header(3, 1, 1);
@@ -300,7 +300,7 @@ fn self_reported_parameter_counts_are_checked() {
     };
     assert!(label("4.4K").findings.is_empty());
     let cp = label("70B");
-    assert_eq!(codes(&cp), vec![naming::SIZE_LABEL_MISMATCH]);
+    assert_eq!(codes(&cp), vec![naming::SIZE_LABEL_MISMATCH.code]);
     assert!(cp.findings[0].message.contains("says 70B parameters but the tensors hold 4352"));
 }
 
@@ -313,7 +313,7 @@ fn an_index_naming_thousands_of_absent_tensors_lists_the_first_thousand() {
     let idx = index(8, &map);
     let cp = open_all(&[(S1, &a), (IDX, &idx)]);
     let max = tensorscope::engine::findings::MAX_PER_RULE;
-    let missing: Vec<_> = cp.findings.iter().filter(|f| f.code == rules::MISSING_TENSOR).collect();
+    let missing: Vec<_> = cp.findings.iter().filter(|f| f.breaks(rules::MISSING_TENSOR)).collect();
     assert_eq!(missing.len(), max + 1);
     assert_eq!(missing[0].tensor.as_deref(), Some("gone.0"));
     assert!(missing[max].message.starts_with(&format!("{} more findings", 5000 - max)), "{}", missing[max].message);
@@ -355,7 +355,9 @@ fn a_pickle_set_is_checked_against_its_index() {
     assert_eq!(cp.format, Format::Pickle);
     assert_eq!(cp.tensors.len(), 3);
     let c = codes(&cp);
-    for code in [rules::MISSING_TENSOR, rules::MISSING_SHARD, rules::WRONG_SHARD, rules::UNINDEXED_TENSOR] {
+    for code in
+        [rules::MISSING_TENSOR.code, rules::MISSING_SHARD.code, rules::WRONG_SHARD.code, rules::UNINDEXED_TENSOR.code]
+    {
         assert!(!c.contains(&code), "{code} in {c:?}");
     }
 
@@ -363,10 +365,10 @@ fn a_pickle_set_is_checked_against_its_index() {
     let i = index(24, &[("x", P2), ("z", P2), ("w", "pytorch_model-00003-of-00003.bin")]);
     let cp = open_all(&[(P1, &a), (P2, &b), (PIDX, &i)]);
     let c = codes(&cp);
-    for code in [rules::WRONG_SHARD, rules::MISSING_SHARD, rules::UNINDEXED_TENSOR] {
+    for code in [rules::WRONG_SHARD.code, rules::MISSING_SHARD.code, rules::UNINDEXED_TENSOR.code] {
         assert!(c.contains(&code), "{code} in {c:?}");
     }
-    let missing = cp.findings.iter().find(|f| f.code == rules::MISSING_SHARD).unwrap();
+    let missing = cp.findings.iter().find(|f| f.breaks(rules::MISSING_SHARD)).unwrap();
     assert!(missing.message.contains("pytorch_model-00003-of-00003.bin"), "{}", missing.message);
 }
 
@@ -375,11 +377,11 @@ fn a_pickle_index_alone_or_shards_without_one_show_what_is_missing() {
     let i = index(24, &[("x", P1), ("z", P2)]);
     let cp = open_all(&[(PIDX, &i)]);
     assert_eq!(cp.format, Format::Pickle);
-    assert_eq!(cp.findings.iter().filter(|f| f.code == rules::MISSING_SHARD).count(), 2, "{:?}", codes(&cp));
+    assert_eq!(cp.findings.iter().filter(|f| f.breaks(rules::MISSING_SHARD)).count(), 2, "{:?}", codes(&cp));
 
     let a = pickle_shard(&["x"]);
     let cp = open_all(&[(P1, &a)]);
-    assert!(codes(&cp).contains(&rules::MISSING_SHARD), "{:?}", codes(&cp));
+    assert!(codes(&cp).contains(&rules::MISSING_SHARD.code), "{:?}", codes(&cp));
 }
 
 #[test]
@@ -390,7 +392,7 @@ fn next_to_safetensors_shards_a_pickle_index_is_ignored_and_theirs_is_used() {
     let cp = open_all(&[(S1, &a), (S2, &b), (IDX, &st), (PIDX, &pt)]);
     assert_eq!(cp.format, Format::Safetensors);
     let c = codes(&cp);
-    assert!(!c.contains(&rules::MISSING_SHARD) && !c.contains(&rules::WRONG_SHARD), "{c:?}");
+    assert!(!c.contains(&rules::MISSING_SHARD.code) && !c.contains(&rules::WRONG_SHARD.code), "{c:?}");
     let ignored = cp.findings.iter().find(|f| f.message.contains(PIDX)).expect("the pickle index is named");
-    assert_eq!(ignored.code, rules::IGNORED_FILE);
+    assert_eq!(ignored.rule(), rules::IGNORED_FILE);
 }

@@ -58,7 +58,7 @@ fn build(args: &Args, cp: &Checkpoint, out: &mut Vec<u8>) -> Result<(), String> 
                 text: &t.text,
                 findings: hits
                     .iter()
-                    .map(|h| HitJson { code: h.code, line: h.line, construct: &h.construct })
+                    .map(|h| HitJson { code: h.rule.code, line: h.line, construct: &h.construct })
                     .collect(),
                 rendered: r.as_ref().ok().map(String::as_str),
                 error: r.as_ref().err().map(String::as_str),
@@ -77,8 +77,8 @@ fn build(args: &Args, cp: &Checkpoint, out: &mut Vec<u8>) -> Result<(), String> 
             writeln!(out, "  {:>width$} | {}", i + 1, escape(l)).map_err(io)?;
         }
         for h in hits {
-            let severity = severity_name(h.severity());
-            writeln!(out, "  {severity:<7}  {}  line {}: {}", h.code, h.line, escape(&h.construct)).map_err(io)?;
+            let severity = severity_name(h.rule.severity);
+            writeln!(out, "  {severity:<7}  {}  line {}: {}", h.rule.code, h.line, escape(&h.construct)).map_err(io)?;
         }
         match r {
             Ok(text) => {

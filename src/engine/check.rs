@@ -6,16 +6,18 @@ use super::job::NonFiniteSink;
 
 /// Stable codes of the check's rules.
 pub mod rules {
-    pub const NON_FINITE: &str = "check.non_finite_values";
-    pub const HASH_MISMATCH: &str = "check.sha256_mismatch";
-    pub const HASH_MATCH: &str = "check.sha256_match";
-    pub const NOT_SCANNED: &str = "check.not_scanned";
+    use crate::findings::Rule;
+
+    pub const NON_FINITE: Rule = Rule::warning("check.non_finite_values");
+    pub const HASH_MISMATCH: Rule = Rule::error("check.sha256_mismatch");
+    pub const HASH_MATCH: Rule = Rule::info("check.sha256_match");
+    pub const NOT_SCANNED: Rule = Rule::info("check.not_scanned");
 }
 
 /// The finding for a tensor holding NaN or infinite values, if it does.
 pub fn non_finite_finding(tensor: &str, file: usize, s: &NonFiniteSink) -> Option<Finding> {
     (s.nan + s.inf > 0).then(|| {
-        Finding::warning(rules::NON_FINITE, format!("{} NaN and {} infinite values among {}", s.nan, s.inf, s.values))
+        Finding::new(rules::NON_FINITE, format!("{} NaN and {} infinite values among {}", s.nan, s.inf, s.values))
             .in_file(file)
             .on_tensor(tensor)
     })
@@ -44,9 +46,9 @@ pub fn parse_expected(text: &str) -> Expected {
 /// The finding comparing file `file` (called `path`) with an expected digest.
 pub fn compare_digest(file: usize, path: &str, got: &str, want: &str) -> Finding {
     if got.eq_ignore_ascii_case(want) {
-        Finding::info(rules::HASH_MATCH, format!("{path}: SHA-256 matches the expected {want}")).in_file(file)
+        Finding::new(rules::HASH_MATCH, format!("{path}: SHA-256 matches the expected {want}")).in_file(file)
     } else {
-        Finding::error(rules::HASH_MISMATCH, format!("{path}: SHA-256 is {got}, expected {want}")).in_file(file)
+        Finding::new(rules::HASH_MISMATCH, format!("{path}: SHA-256 is {got}, expected {want}")).in_file(file)
     }
 }
 
@@ -63,7 +65,7 @@ mod tests {
         assert_eq!(e[0], (Some("model-00001-of-00002.safetensors".into()), a.into()));
         assert_eq!(e[1].0.as_deref(), Some("b.gguf"));
         assert_eq!(e[2].0, None);
-        assert_eq!(compare_digest(0, "x", a, &a.to_uppercase()).code, rules::HASH_MATCH);
-        assert_eq!(compare_digest(0, "x", a, &"0".repeat(64)).code, rules::HASH_MISMATCH);
+        assert_eq!(compare_digest(0, "x", a, &a.to_uppercase()).rule(), rules::HASH_MATCH);
+        assert_eq!(compare_digest(0, "x", a, &"0".repeat(64)).rule(), rules::HASH_MISMATCH);
     }
 }

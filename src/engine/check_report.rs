@@ -52,7 +52,7 @@ pub fn added_findings(cp: &Checkpoint, out: &CheckOutcome, expected: &[(Option<S
     for (t, o) in cp.tensors.iter().zip(out.scan.as_deref().unwrap_or_default()) {
         match o {
             ScanOutcome::NotDecodable(dtype) => found
-                .push(Finding::info(rules::NOT_SCANNED, format!("dtype {dtype} cannot be decoded")).on_tensor(&t.name)),
+                .push(Finding::new(rules::NOT_SCANNED, format!("dtype {dtype} cannot be decoded")).on_tensor(&t.name)),
             ScanOutcome::Skipped => {}
             ScanOutcome::Counted(s) => found.extend(non_finite_finding(&t.name, t.file, s)),
         }

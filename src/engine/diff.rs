@@ -73,9 +73,7 @@ pub fn diff(a: &Checkpoint, b: &Checkpoint) -> Diff {
         (Format::Safetensors | Format::Pickle, Format::Gguf) => mapped(a, b, false),
         (Format::Gguf, Format::Safetensors | Format::Pickle) => mapped(b, a, true),
         _ => {
-            let by_name: HashMap<&str, usize> =
-                b.tensors.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
-            let pair = |t: &Tensor| by_name.get(t.name.as_str()).map(|&j| (j, Pairing::Same));
+            let pair = |t: &Tensor| b.tensor_index(&t.name).map(|j| (j, Pairing::Same));
             a.tensors.iter().map(|t| pair(t).into_iter().collect()).collect()
         }
     };
@@ -147,14 +145,13 @@ fn mapped(hf: &Checkpoint, gguf: &Checkpoint, gguf_is_a: bool) -> Vec<Vec<(usize
     };
     let (heads, kv_heads) =
         (text(format!("{arch}.attention.head_count")), text(format!("{arch}.attention.head_count_kv")));
-    let by_name: HashMap<&str, usize> = gguf.tensors.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
     // For each HF tensor, its GGUF tensor and placement.
     let found: Vec<Option<(usize, Placement)>> = hf
         .tensors
         .iter()
         .map(|t| {
             let (name, placement) = names::gguf_name(&t.name, &arch, heads, kv_heads)?;
-            by_name.get(name.as_str()).map(|&j| (j, placement))
+            gguf.tensor_index(&name).map(|j| (j, placement))
         })
         .collect();
     let pairing = |p: Placement| match p {

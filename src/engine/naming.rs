@@ -2,19 +2,21 @@
 
 use crate::hash::HashMap;
 
-use super::findings::Finding;
+use super::findings::{Finding, Rule};
 use super::gguf::{GgmlType, Value};
 use super::model::{Checkpoint, Dtype, MetaValue, Tensor};
 use super::text::base_name;
 
 /// Stable codes of the naming rules.
 pub mod rules {
-    pub const NAME_TYPE_MISMATCH: &str = "gguf.name_type_mismatch";
-    pub const FILE_TYPE_MISMATCH: &str = "gguf.file_type_mismatch";
-    pub const UNKNOWN_FILE_TYPE: &str = "gguf.unknown_file_type";
-    pub const NAME_SIZE_MISMATCH: &str = "gguf.name_size_mismatch";
-    pub const SIZE_LABEL_MISMATCH: &str = "gguf.size_label_mismatch";
-    pub const QUANT_FALLBACK: &str = "gguf.quant_fallback";
+    use crate::findings::Rule;
+
+    pub const NAME_TYPE_MISMATCH: Rule = Rule::warning("gguf.name_type_mismatch");
+    pub const FILE_TYPE_MISMATCH: Rule = Rule::warning("gguf.file_type_mismatch");
+    pub const UNKNOWN_FILE_TYPE: Rule = Rule::info("gguf.unknown_file_type");
+    pub const NAME_SIZE_MISMATCH: Rule = Rule::warning("gguf.name_size_mismatch");
+    pub const SIZE_LABEL_MISMATCH: Rule = Rule::warning("gguf.size_label_mismatch");
+    pub const QUANT_FALLBACK: Rule = Rule::info("gguf.quant_fallback");
 }
 
 /// llama.cpp's `llama_ftype` names (`general.file_type`), by id.
@@ -202,17 +204,17 @@ fn fits(want: GgmlType, top: GgmlType, by: &HashMap<GgmlType, u128>) -> bool {
     want == top || (pool > 0 && have * 4 >= pool)
 }
 
-/// A warning (`code`) when the mix of tensors that could take `want` does not fit the label
+/// A break of `rule` when the mix of tensors that could take `want` does not fit the label
 /// `said` speaks of: what most weights are, and the share of `want`.
-fn label_mismatch(cp: &Checkpoint, want: GgmlType, code: &'static str, said: &str) -> Option<Finding> {
+fn label_mismatch(cp: &Checkpoint, want: GgmlType, rule: Rule, said: &str) -> Option<Finding> {
     let (top, by) = dominant(cp, Some(want))?;
     let quantized_left = by.keys().any(|t| !t.is_float() && !t.is_integer());
     // Every quantized tensor fell back: nothing is left that contradicts the label.
     if fits(want, top, &by) || !want.is_float() && !quantized_left {
         return None;
     }
-    Some(Finding::warning(
-        code,
+    Some(Finding::new(
+        rule,
         format!("{said} but most weights are {} (only {:.0}% are {})", top.name(), share(want, &by), want.name()),
     ))
 }
@@ -241,7 +243,7 @@ fn fallbacks(cp: &Checkpoint, label: &str, want: GgmlType) -> Option<Finding> {
     rows.dedup();
     let rows: Vec<String> = rows.iter().take(4).map(u64::to_string).collect();
     let block = want.block().map_or(0, |b| b.0);
-    Some(Finding::info(
+    Some(Finding::new(
         rules::QUANT_FALLBACK,
         format!(
             "{} tensors ({:.0}% of the weights, first {}) are {} rather than {label}'s {block}-element block types: \
@@ -272,20 +274,20 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
                     fallback_of = Some((name.trim_start_matches("MOSTLY_").to_owned(), want));
                 }
             }
-            _ => out.push(Finding::info(
+            _ => out.push(Finding::new(
                 rules::UNKNOWN_FILE_TYPE,
                 format!("general.file_type {} {v} is not a known llama.cpp file type", v.value_type().name()),
             )),
         }
     }
-    let complete = !cp.findings.iter().any(|f| f.code == super::shards::rules::MISSING_SHARD);
+    let complete = !cp.findings.iter().any(|f| f.breaks(super::shards::rules::MISSING_SHARD));
     let params: u128 = by.values().sum();
     let off = |label: &str| {
         parse_size_label(label).filter(|s| *s > 0.0).is_some_and(|said| !(0.5..=2.0).contains(&(params as f64 / said)))
     };
     if let (Some(MetaValue::Gguf(Value::String(label))), true) = (cp.meta("general.size_label"), complete) {
         if off(label) {
-            out.push(Finding::warning(
+            out.push(Finding::new(
                 rules::SIZE_LABEL_MISMATCH,
                 format!("general.size_label says {label} parameters but the tensors hold {params}"),
             ));
@@ -300,7 +302,7 @@ pub fn check(cp: &Checkpoint) -> Vec<Finding> {
         }
         if let (Some(label), true) = (parts.size_label.as_deref(), complete) {
             if off(label) {
-                out.push(Finding::warning(
+                out.push(Finding::new(
                     rules::NAME_SIZE_MISMATCH,
                     format!("file name says {label} parameters but the tensors hold {params}"),
                 ));

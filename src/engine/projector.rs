@@ -9,9 +9,11 @@ use super::model::{Checkpoint, MetaValue, Tensor};
 
 /// Stable codes of the rules a model and its projector can break.
 pub mod rules {
-    pub const WIDTH_MISMATCH: &str = "projector.width_mismatch";
-    pub const FAMILY_MISMATCH: &str = "projector.family_mismatch";
-    pub const FIT_UNKNOWN: &str = "projector.fit_unknown";
+    use crate::findings::Rule;
+
+    pub const WIDTH_MISMATCH: Rule = Rule::error("projector.width_mismatch");
+    pub const FAMILY_MISMATCH: Rule = Rule::warning("projector.family_mismatch");
+    pub const FIT_UNKNOWN: Rule = Rule::info("projector.fit_unknown");
 }
 
 /// Language-model architectures each projector type is made for, where that is one family
@@ -54,7 +56,7 @@ pub fn fit(cp: &Checkpoint) -> Vec<Finding> {
         let text_width = n_embd.and_then(|n| n.checked_mul(deepstack.checked_add(1)?));
         match (projector.width, text_width) {
             (Some((w, from)), Some(t)) if w != t => out.push(
-                Finding::error(
+                Finding::new(
                     rules::WIDTH_MISMATCH,
                     format!(
                         "{path} projects into {w}-wide embeddings ({from}) but the model's {arch}.embedding_length{} \
@@ -66,7 +68,7 @@ pub fn fit(cp: &Checkpoint) -> Vec<Finding> {
             ),
             (Some(_), Some(_)) => {}
             (w, _) => out.push(
-                Finding::info(
+                Finding::new(
                     rules::FIT_UNKNOWN,
                     format!(
                         "whether {path} fits the model is not known: {} is not stated",
@@ -80,7 +82,7 @@ pub fn fit(cp: &Checkpoint) -> Vec<Finding> {
             if let Some((_, archs)) = FAMILIES.iter().find(|(t, _)| t == ty) {
                 if !archs.contains(&arch) {
                     out.push(
-                        Finding::warning(
+                        Finding::new(
                             rules::FAMILY_MISMATCH,
                             format!(
                                 "{path} is a {ty} projector, made for {} models, but the model is {arch}",

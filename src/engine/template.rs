@@ -5,23 +5,25 @@
 
 use serde_json::Value as Json;
 
-use super::findings::{Finding, Severity};
+use super::findings::{Finding, Rule, Severity};
 use super::hidden_text::is_hidden;
 use super::model::{Checkpoint, MetaValue};
 
 /// Stable codes of the rules a chat template can break.
 pub mod rules {
+    use crate::findings::Rule;
+
     /// A `__dunder__` name or attribute (`__class__`, `__globals__`, …), or one in a string.
-    pub const DUNDER: &str = "template.dunder";
+    pub const DUNDER: Rule = Rule::error("template.dunder");
     /// An attribute whose name starts with `_` (`self._TemplateReference__context`).
-    pub const PRIVATE_ATTRIBUTE: &str = "template.private_attribute";
+    pub const PRIVATE_ATTRIBUTE: Rule = Rule::error("template.private_attribute");
     /// A module or builtin that runs code or touches the system (`os`, `subprocess`, `eval`, …).
-    pub const DANGEROUS_NAME: &str = "template.dangerous_name";
+    pub const DANGEROUS_NAME: Rule = Rule::error("template.dangerous_name");
     /// A string spelling `_` by an escape (`\x5f`), the way filters are smuggled past checks.
-    pub const OBFUSCATED: &str = "template.obfuscated";
+    pub const OBFUSCATED: Rule = Rule::error("template.obfuscated");
     /// Characters that reorder or hide text ([`crate::hidden_text::is_hidden`]), anywhere in the
     /// template.
-    pub const HIDDEN_CHARACTERS: &str = "template.hidden_characters";
+    pub const HIDDEN_CHARACTERS: Rule = Rule::warning("template.hidden_characters");
 }
 
 /// One chat template: its name (`default` for the main one), where it was read, and its text.
@@ -116,20 +118,9 @@ const DANGEROUS_ATTRIBUTES: &[&str] = &[
 /// One risky construct: the rule, what was written, and its line (1-based).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hit {
-    pub code: &'static str,
+    pub rule: Rule,
     pub construct: String,
     pub line: usize,
-}
-
-impl Hit {
-    /// How much it matters: hidden characters are a warning, constructs that may run code errors.
-    pub fn severity(&self) -> Severity {
-        if self.code == rules::HIDDEN_CHARACTERS {
-            Severity::Warning
-        } else {
-            Severity::Error
-        }
-    }
 }
 
 /// Most risky constructs listed per template: a damaged or hostile one can hold millions.
@@ -153,7 +144,7 @@ pub fn scan(text: &str) -> Vec<Hit> {
             0 => format!("U+{:04X}", first as u32),
             n => format!("U+{:04X} and {n} more", first as u32),
         };
-        hits.push(Hit { code: rules::HIDDEN_CHARACTERS, construct, line: i + 1 });
+        hits.push(Hit { rule: rules::HIDDEN_CHARACTERS, construct, line: i + 1 });
         hidden_lines += 1;
     }
     hits
@@ -235,7 +226,7 @@ fn find(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
 }
 
 fn check_word(word: &str, attribute: bool, next: Option<u8>, line: usize, hits: &mut Vec<Hit>) {
-    let hit = |code, construct: String| Hit { code, construct, line };
+    let hit = |rule, construct: String| Hit { rule, construct, line };
     if word.starts_with("__") {
         let word = short(word);
         hits.push(hit(rules::DUNDER, if attribute { format!(".{word}") } else { word }));
@@ -251,10 +242,10 @@ fn check_word(word: &str, attribute: bool, next: Option<u8>, line: usize, hits: 
 fn check_literal(lit: &str, line: usize, hits: &mut Vec<Hit>) {
     let lower = lit.to_ascii_lowercase();
     if ["\\x5f", "\\u005f", "\\137", "\\n{low line}"].iter().any(|e| lower.contains(e)) {
-        hits.push(Hit { code: rules::OBFUSCATED, construct: format!("'{}'", short(lit)), line });
+        hits.push(Hit { rule: rules::OBFUSCATED, construct: format!("'{}'", short(lit)), line });
     } else if let Some(p) = lit.find("__") {
         if lit[p + 2..].starts_with(|c: char| c.is_ascii_alphabetic()) {
-            hits.push(Hit { code: rules::DUNDER, construct: format!("'{}'", short(lit)), line });
+            hits.push(Hit { rule: rules::DUNDER, construct: format!("'{}'", short(lit)), line });
         }
     }
 }
@@ -264,9 +255,9 @@ pub fn findings(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
     for t in templates(cp) {
         for h in scan(&t.text) {
-            if h.severity() == Severity::Warning {
-                out.push(Finding::warning(
-                    h.code,
+            if h.rule.severity == Severity::Warning {
+                out.push(Finding::new(
+                    h.rule,
                     format!(
                         "chat template '{}' ({}) line {}: hidden characters ({}) reorder or hide what a reader \
                          sees; the model reads text the template does not show",
@@ -275,14 +266,14 @@ pub fn findings(cp: &Checkpoint) -> Vec<Finding> {
                 ));
                 continue;
             }
-            let why = match h.code {
+            let why = match h.rule {
                 rules::DUNDER => "reaches for Python's internals, which a chat template never needs",
                 rules::PRIVATE_ATTRIBUTE => "reaches for a private attribute of the template engine",
                 rules::OBFUSCATED => "spells an underscore by an escape, as injections do to slip past filters",
                 _ => "names code that runs programs or touches the system",
             };
-            out.push(Finding::error(
-                h.code,
+            out.push(Finding::new(
+                h.rule,
                 format!(
                     "chat template '{}' ({}) line {}: `{}` {why}; rendering it may run code (template injection)",
                     t.name,
@@ -308,8 +299,8 @@ fn short(s: &str) -> String {
 mod tests {
     use super::*;
 
-    fn codes(text: &str) -> Vec<(&'static str, String, usize)> {
-        scan(text).into_iter().map(|h| (h.code, h.construct, h.line)).collect()
+    fn codes(text: &str) -> Vec<(Rule, String, usize)> {
+        scan(text).into_iter().map(|h| (h.rule, h.construct, h.line)).collect()
     }
 
     #[test]
@@ -390,7 +381,8 @@ mod tests {
         cp.metadata.push(("tokenizer.chat_template".into(), MetaValue::Text("{{ messages }}\n\u{202e}txet".into())));
         let f = findings(&cp);
         assert_eq!(f.len(), 1, "{f:?}");
-        assert_eq!((f[0].code, f[0].severity), (rules::HIDDEN_CHARACTERS, crate::findings::Severity::Warning));
+        assert_eq!(f[0].rule(), rules::HIDDEN_CHARACTERS);
+        assert_eq!(f[0].severity, Severity::Warning);
         assert!(
             f[0].message.contains("'default' (tokenizer.chat_template) line 2: hidden characters (U+202E)"),
             "{}",

@@ -22,8 +22,10 @@ pub fn is_config_name(base: &str) -> bool {
 
 /// Stable codes of the rules a config file can break.
 pub mod rules {
-    pub const TOO_LARGE: &str = "config.too_large";
-    pub const NOT_JSON: &str = "config.not_json";
+    use crate::findings::Rule;
+
+    pub const TOO_LARGE: Rule = Rule::warning("config.too_large");
+    pub const NOT_JSON: Rule = Rule::warning("config.not_json");
 }
 
 /// A config file as read: its JSON object, or why it could not be used.

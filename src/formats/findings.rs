@@ -11,6 +11,33 @@ pub enum Severity {
     Error,
 }
 
+/// A rule a file can break: its stable code and how much breaking it matters, defined once as
+/// a constant beside the decoder that checks it. A rule graded by what the break costs (a zip
+/// whose directory is unreadable, against one entry of it) is one code at two severities: two
+/// constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub code: &'static str,
+    pub severity: Severity,
+}
+
+impl Rule {
+    /// A rule whose break is an error.
+    pub const fn error(code: &'static str) -> Rule {
+        Rule { code, severity: Severity::Error }
+    }
+
+    /// A rule whose break is a warning.
+    pub const fn warning(code: &'static str) -> Rule {
+        Rule { code, severity: Severity::Warning }
+    }
+
+    /// A rule whose break is worth knowing.
+    pub const fn info(code: &'static str) -> Rule {
+        Rule { code, severity: Severity::Info }
+    }
+}
+
 /// One broken rule. `code` is stable (tests and scripts match on it); `message` names the
 /// rule and the byte offset where that helps.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -25,23 +52,19 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// An error-level finding.
-    pub fn error(code: &'static str, message: impl Into<String>) -> Self {
-        Finding::new(Severity::Error, code, message)
+    /// A break of `rule`, said in `message`.
+    pub fn new(rule: Rule, message: impl Into<String>) -> Self {
+        Finding { severity: rule.severity, code: rule.code, message: message.into(), file: None, tensor: None }
     }
 
-    /// A warning-level finding.
-    pub fn warning(code: &'static str, message: impl Into<String>) -> Self {
-        Finding::new(Severity::Warning, code, message)
+    /// The rule broken, at the severity it was broken at.
+    pub fn rule(&self) -> Rule {
+        Rule { code: self.code, severity: self.severity }
     }
 
-    /// An informational finding.
-    pub fn info(code: &'static str, message: impl Into<String>) -> Self {
-        Finding::new(Severity::Info, code, message)
-    }
-
-    fn new(severity: Severity, code: &'static str, message: impl Into<String>) -> Self {
-        Finding { severity, code, message: message.into(), file: None, tensor: None }
+    /// Whether this finding breaks `rule` (at whatever severity it is graded).
+    pub fn breaks(&self, rule: Rule) -> bool {
+        self.code == rule.code
     }
 
     /// The same finding located in file `file`.
@@ -92,8 +115,7 @@ impl RuleCap {
         self.cut(findings);
         for (code, severity, n) in self.dropped.drain(..) {
             findings.push(Finding::new(
-                severity,
-                code,
+                Rule { code, severity },
                 format!("{n} more findings of this rule are not listed (the first {MAX_PER_RULE} are)"),
             ));
         }
@@ -136,12 +158,12 @@ mod tests {
         let mut cap = RuleCap::default();
         let mut list = Vec::new();
         for i in 0..10 * MAX_PER_RULE {
-            list.push(Finding::warning("a", format!("a{i}")));
+            list.push(Finding::new(Rule::warning("a"), format!("a{i}")));
             if i % 3 == 0 {
-                list.push(Finding::error("b", format!("b{i}")));
+                list.push(Finding::new(Rule::error("b"), format!("b{i}")));
             }
             if i == 5 {
-                list.push(Finding::info("c", "once"));
+                list.push(Finding::new(Rule::info("c"), "once"));
             }
             cap.trim(&mut list);
             assert!(list.len() <= 8 * MAX_PER_RULE + 4, "trimmed as it grows: {}", list.len());

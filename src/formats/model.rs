@@ -5,6 +5,7 @@ use super::findings::Finding;
 use super::gguf::{GgmlType, Value};
 use super::range::ByteRange;
 use super::safetensors::Dtype as StDtype;
+use std::sync::OnceLock;
 
 pub use super::step::MAX_METADATA_ENTRIES;
 
@@ -213,7 +214,7 @@ pub struct Checkpoint {
     /// For each file, whether its numbers are big-endian (only GGUF files can be).
     pub big_endian: Vec<bool>,
     /// Tensors in file order, file by file.
-    pub tensors: Vec<Tensor>,
+    pub tensors: Tensors,
     /// The Hugging Face config files given with the weights, by file name.
     pub configs: Vec<ConfigFile>,
     /// Every import a pickle checkpoint's files would make, with the file it is in.
@@ -232,7 +233,7 @@ impl Checkpoint {
             metadata: vec![],
             meta_file: vec![],
             big_endian: vec![],
-            tensors: vec![],
+            tensors: Tensors::default(),
             configs: vec![],
             imports: vec![],
             weights_only: None,
@@ -250,13 +251,141 @@ impl Checkpoint {
         self.configs.iter().find(|c| c.base_name() == name).map(|c| &c.json)
     }
 
-    /// The tensor called `name`.
+    /// The tensor called `name` (the first, when a broken set holds it twice).
     pub fn tensor(&self, name: &str) -> Option<&Tensor> {
-        self.tensors.iter().find(|t| t.name == name)
+        self.tensors.named(name)
     }
 
-    /// The index of the tensor called `name`.
+    /// The index of the tensor called `name` (the first, when a broken set holds it twice).
     pub fn tensor_index(&self, name: &str) -> Option<usize> {
-        self.tensors.iter().position(|t| t.name == name)
+        self.tensors.index_of(name)
+    }
+}
+
+/// A checkpoint's tensors in file order, found by name in O(log n) through an index built by
+/// the first lookup: 8 bytes a tensor, nothing for a checkpoint nobody looks up in. Any change
+/// to the list (everything that takes it mutably) drops the index, so it is never stale.
+#[derive(Clone, Default)]
+pub struct Tensors {
+    list: Vec<Tensor>,
+    /// Indices into `list` sorted by name, equal names in file order.
+    by_name: OnceLock<Vec<usize>>,
+}
+
+impl Tensors {
+    /// The index of the first tensor called `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        let list = &self.list;
+        let order = self.by_name.get_or_init(|| {
+            let mut order: Vec<usize> = (0..list.len()).collect();
+            order.sort_by(|&a, &b| list[a].name.cmp(&list[b].name)); // stable: ties stay in file order
+            order
+        });
+        let at = order.partition_point(|&i| list[i].name.as_str() < name);
+        order.get(at).copied().filter(|&i| list[i].name == name)
+    }
+
+    /// The first tensor called `name`.
+    pub fn named(&self, name: &str) -> Option<&Tensor> {
+        self.index_of(name).map(|i| &self.list[i])
+    }
+
+    /// The tensors, in file order.
+    pub fn into_vec(self) -> Vec<Tensor> {
+        self.list
+    }
+}
+
+impl std::ops::Deref for Tensors {
+    type Target = Vec<Tensor>;
+    fn deref(&self) -> &Vec<Tensor> {
+        &self.list
+    }
+}
+
+impl std::ops::DerefMut for Tensors {
+    fn deref_mut(&mut self) -> &mut Vec<Tensor> {
+        self.by_name.take();
+        &mut self.list
+    }
+}
+
+impl From<Vec<Tensor>> for Tensors {
+    fn from(list: Vec<Tensor>) -> Self {
+        Tensors { list, by_name: OnceLock::new() }
+    }
+}
+
+impl FromIterator<Tensor> for Tensors {
+    fn from_iter<I: IntoIterator<Item = Tensor>>(iter: I) -> Self {
+        Vec::from_iter(iter).into()
+    }
+}
+
+impl<'a> IntoIterator for &'a Tensors {
+    type Item = &'a Tensor;
+    type IntoIter = std::slice::Iter<'a, Tensor>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.iter()
+    }
+}
+
+impl PartialEq for Tensors {
+    fn eq(&self, other: &Self) -> bool {
+        self.list == other.list
+    }
+}
+
+impl std::fmt::Debug for Tensors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.list.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safetensors::Dtype as St;
+
+    fn tensor(name: &str) -> Tensor {
+        let dtype = Dtype::Safetensors(St::F32);
+        Tensor {
+            name: name.into(),
+            dtype,
+            shape: vec![1],
+            file: 0,
+            offset: None,
+            nbytes: 4,
+            data: Err(Lost::NoStorage),
+            strides: None,
+        }
+    }
+
+    #[test]
+    fn tensors_are_found_by_name_the_first_of_equal_names() {
+        let names = ["b", "a", "c", "a", "aa", ""];
+        let list: Tensors = names.iter().map(|n| tensor(n)).collect();
+        for (i, n) in names.iter().enumerate() {
+            let first = names.iter().position(|m| m == n).unwrap();
+            assert_eq!(list.index_of(n), Some(first), "{n:?} at {i}");
+        }
+        assert_eq!(list.index_of("ab"), None);
+        assert_eq!(list.index_of("d"), None);
+        assert_eq!(Tensors::default().index_of("a"), None);
+    }
+
+    #[test]
+    fn a_change_to_the_list_drops_the_index() {
+        let mut list: Tensors = ["x", "y"].iter().map(|n| tensor(n)).collect();
+        assert_eq!(list.index_of("z"), None);
+        list.push(tensor("z"));
+        assert_eq!(list.index_of("z"), Some(2));
+        list[0].name = "w".into();
+        assert_eq!(list.index_of("x"), None);
+        assert_eq!(list.named("w").map(|t| t.nbytes), Some(4));
+        let mut cp = Checkpoint::empty(Format::Safetensors);
+        cp.tensors = list.clone();
+        assert_eq!(cp.tensor_index("y"), Some(1));
+        assert_eq!(cp.tensors, list, "equal lists compare equal whether or not either is indexed");
     }
 }

@@ -18,7 +18,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
     let mut files = files;
     crate::sort::sort_by(&mut files, |a, b| a.0.path.cmp(&b.0.path));
     for (i, (info, read)) in files.into_iter().enumerate() {
-        let big_endian = read.findings.iter().any(|f| f.code == rules::BIG_ENDIAN);
+        let big_endian = read.big_endian;
         let mut meta = vec![("pickle.container".to_owned(), read.container.name().to_owned())];
         if read.protocol > 0 {
             meta.push(("pickle.protocol".into(), read.protocol.to_string()));
@@ -44,7 +44,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
             };
             if t.storage.dtype.is_none() {
                 cp.findings.push(
-                    Finding::info(
+                    Finding::new(
                         rules::UNDECODED_TYPE,
                         format!("its element type {} is not decoded: its values are not read", t.storage.type_name),
                     )
@@ -67,7 +67,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
                     Some(end) if end <= s.start + s.len => Extent::check(&dtype, &t.shape, o, n, info.size),
                     _ => {
                         cp.findings.push(
-                            Finding::error(
+                            Finding::new(
                                 rules::STORAGE_TOO_SMALL,
                                 format!(
                                     "it views {n} bytes from element {} of storage {}, which holds {} bytes",
@@ -83,7 +83,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
             };
             if data == Err(Lost::Strided) {
                 cp.findings.push(
-                    Finding::info(
+                    Finding::new(
                         rules::NOT_CONTIGUOUS,
                         format!(
                             "shape {:?} with strides {:?} skips or repeats elements: its values are not read",
@@ -110,7 +110,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
         let mut dupes = Vec::new();
         let mut cap = crate::findings::RuleCap::default();
         for j in crate::dupes::repeated(names.len(), crate::dupes::Keep::First, |j| names[j].name.as_str()) {
-            let f = Finding::warning(
+            let f = Finding::new(
                 rules::DUPLICATE_NAME,
                 "more than one tensor of the pickle is named so (two paths flatten to one dotted name); \
                  the first is the one opened by name",
@@ -138,7 +138,7 @@ pub fn pickle_set(files: Vec<(FileInfo, PickleRead)>) -> Checkpoint {
 /// A warning when `torch.load(weights_only=True)`, torch's default since 2.6, does not load the
 /// file: the globals to allowlist (the `add_safe_globals` line), or why it cannot load at all.
 fn weights_only_finding(path: &str, w: &WeightsOnly) -> Option<Finding> {
-    (!w.loads).then(|| Finding::warning(rules::WEIGHTS_ONLY_REJECTS, format!("{path}: {}", w.sentence())))
+    (!w.loads).then(|| Finding::new(rules::WEIGHTS_ONLY_REJECTS, format!("{path}: {}", w.sentence())))
 }
 
 /// One finding per distinct import that is not expected: errors for the dangerous ones.
@@ -159,14 +159,14 @@ fn import_findings(path: &str, read: &PickleRead) -> Vec<Finding> {
         .filter_map(|((verdict, module, name), (at, n))| {
             let times = if n > 1 { format!(", {n} times") } else { String::new() };
             match verdict {
-                Verdict::Dangerous => Some(Finding::error(
+                Verdict::Dangerous => Some(Finding::new(
                     rules::DANGEROUS_IMPORT,
                     format!(
                         "{path}: {what} imports {module}.{name} (byte {at}{times}), which runs programs or reaches \
                          outside: loading this file with torch.load or pickle would run it"
                     ),
                 )),
-                Verdict::Unknown => Some(Finding::warning(
+                Verdict::Unknown => Some(Finding::new(
                     rules::UNKNOWN_IMPORT,
                     format!(
                         "{path}: {what} imports {module}.{name} (byte {at}{times}), which a checkpoint does not need: \

@@ -103,15 +103,17 @@ pub struct Pin {
 
 /// Stable codes of what reading remote files shows.
 pub mod rules {
-    pub const UNPINNED: &str = "remote.unpinned";
+    use crate::findings::Rule;
+
+    pub const UNPINNED: Rule = Rule::info("remote.unpinned");
     /// A shard an index names could not be read (not found, refused, or broken off).
-    pub const UNREADABLE_SHARD: &str = "remote.unreadable_shard";
+    pub const UNREADABLE_SHARD: Rule = Rule::error("remote.unreadable_shard");
 }
 
 /// The finding on shard `name` of a remote set, which could not be read (`error` says why): it
 /// is left out, and the set opens without it.
 pub fn unreadable_shard(name: &str, error: &str) -> crate::findings::Finding {
-    crate::findings::Finding::error(
+    crate::findings::Finding::new(
         rules::UNREADABLE_SHARD,
         format!("shard {name} could not be read ({error}); the tensors the index places in it are missing"),
     )
@@ -122,7 +124,7 @@ impl Pin {
     /// its size then tells a replaced file from the one opened.
     pub fn unpinned(&self) -> Option<crate::findings::Finding> {
         (self.etag.is_none() && self.last_modified.is_none()).then(|| {
-            crate::findings::Finding::info(
+            crate::findings::Finding::new(
                 rules::UNPINNED,
                 format!(
                     "{}: the server shows no ETag or Last-Modified (to this page), so a file replaced on it by \

@@ -15,20 +15,22 @@ use super::safetensors;
 
 /// Stable codes of the rules a set of files can break.
 pub mod rules {
-    pub const NO_CHECKPOINT: &str = "set.no_checkpoint";
-    pub const MIXED_FORMATS: &str = "set.mixed_formats";
-    pub const IGNORED_FILE: &str = "set.ignored_file";
-    pub const PICKLE_NOT_LOADED: &str = "set.pickle_not_loaded";
-    pub const DUPLICATE_TENSOR: &str = "set.duplicate_tensor";
-    pub const MISSING_SHARD: &str = "set.missing_shard";
-    pub const WRONG_SHARD: &str = "set.wrong_shard";
-    pub const MISSING_TENSOR: &str = "set.missing_tensor";
-    pub const UNINDEXED_TENSOR: &str = "set.unindexed_tensor";
-    pub const TOTAL_SIZE_MISMATCH: &str = "set.total_size_mismatch";
-    pub const EXTRA_INDEX: &str = "set.extra_index";
-    pub const SPLIT_MISMATCH: &str = "set.split_mismatch";
-    pub const NOT_A_SPLIT_SET: &str = "set.not_a_split_set";
-    pub const PARAMETER_COUNT_MISMATCH: &str = "set.parameter_count_mismatch";
+    use crate::findings::Rule;
+
+    pub const NO_CHECKPOINT: Rule = Rule::error("set.no_checkpoint");
+    pub const MIXED_FORMATS: Rule = Rule::error("set.mixed_formats");
+    pub const IGNORED_FILE: Rule = Rule::info("set.ignored_file");
+    pub const PICKLE_NOT_LOADED: Rule = Rule::info("set.pickle_not_loaded");
+    pub const DUPLICATE_TENSOR: Rule = Rule::error("set.duplicate_tensor");
+    pub const MISSING_SHARD: Rule = Rule::error("set.missing_shard");
+    pub const WRONG_SHARD: Rule = Rule::error("set.wrong_shard");
+    pub const MISSING_TENSOR: Rule = Rule::error("set.missing_tensor");
+    pub const UNINDEXED_TENSOR: Rule = Rule::error("set.unindexed_tensor");
+    pub const TOTAL_SIZE_MISMATCH: Rule = Rule::warning("set.total_size_mismatch");
+    pub const EXTRA_INDEX: Rule = Rule::warning("set.extra_index");
+    pub const SPLIT_MISMATCH: Rule = Rule::error("set.split_mismatch");
+    pub const NOT_A_SPLIT_SET: Rule = Rule::warning("set.not_a_split_set");
+    pub const PARAMETER_COUNT_MISMATCH: Rule = Rule::warning("set.parameter_count_mismatch");
 }
 
 use super::text::base_name;
@@ -73,17 +75,18 @@ impl Assembling {
                 Parsed::Index(i) if indexes_pickles(&info.path) => pickle_indexes.push((info, i)),
                 Parsed::Index(i) => indexes.push((info, i)),
                 Parsed::Config(ConfigRead::Json(json)) => configs.push(ConfigFile { path: info.path, json }),
-                Parsed::Config(ConfigRead::TooLarge(n)) => findings.push(Finding::warning(
+                Parsed::Config(ConfigRead::TooLarge(n)) => findings.push(Finding::new(
                     config::rules::TOO_LARGE,
                     format!(
                         "{} is {n} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config, and was not read",
                         info.path
                     ),
                 )),
-                Parsed::Config(ConfigRead::NotJson(why)) => findings
-                    .push(Finding::warning(config::rules::NOT_JSON, format!("{} was not used: {why}", info.path))),
+                Parsed::Config(ConfigRead::NotJson(why)) => {
+                    findings.push(Finding::new(config::rules::NOT_JSON, format!("{} was not used: {why}", info.path)))
+                }
                 Parsed::Pickle(read) => pickles.push((info, read)),
-                Parsed::Other => findings.push(Finding::info(
+                Parsed::Other => findings.push(Finding::new(
                     rules::IGNORED_FILE,
                     format!("{} is not a checkpoint file and was ignored", info.path),
                 )),
@@ -92,7 +95,7 @@ impl Assembling {
         let use_gguf = gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
         if !st.is_empty() && !gg.is_empty() {
             let (kept, dropped) = if use_gguf { ("GGUF", st.len()) } else { ("safetensors", gg.len()) };
-            findings.push(Finding::error(
+            findings.push(Finding::new(
                 rules::MIXED_FORMATS,
                 format!("files of both formats were given; showing the {kept} files and ignoring {dropped} others"),
             ));
@@ -104,7 +107,7 @@ impl Assembling {
         let (used, unused) = if use_pickles { (pickle_indexes, indexes) } else { (indexes, pickle_indexes) };
         let indexes = used;
         for (info, _) in &unused {
-            findings.push(Finding::info(
+            findings.push(Finding::new(
                 rules::IGNORED_FILE,
                 format!("{} is an index of other shards than those shown and was ignored", info.path),
             ));
@@ -116,7 +119,7 @@ impl Assembling {
         };
         if !pickles.is_empty() && (!st.is_empty() || !gg.is_empty()) {
             for (info, _) in &pickles {
-                findings.push(Finding::info(
+                findings.push(Finding::new(
                     rules::PICKLE_NOT_LOADED,
                     format!(
                         "{} is a pickle checkpoint; the safetensors or GGUF files given with it are shown",
@@ -130,7 +133,7 @@ impl Assembling {
             Set::Pickle(pickles, indexes)
         } else if use_gguf {
             for (info, _) in &indexes {
-                findings.push(Finding::info(
+                findings.push(Finding::new(
                     rules::IGNORED_FILE,
                     format!("{} is a safetensors index and was ignored", info.path),
                 ));
@@ -139,7 +142,7 @@ impl Assembling {
         } else if !st.is_empty() || !indexes.is_empty() {
             Set::Safetensors(Box::new(SafetensorsSet::new(st, indexes)))
         } else {
-            findings.push(Finding::error(
+            findings.push(Finding::new(
                 rules::NO_CHECKPOINT,
                 "no safetensors, GGUF or pickle checkpoint among the files given",
             ));
@@ -175,11 +178,11 @@ impl Assembling {
         cp.findings = findings;
         cp.configs = configs;
         if let Some((path, claimed)) = claimed {
-            let complete = !cp.findings.iter().any(|f| f.code == rules::MISSING_SHARD);
+            let complete = !cp.findings.iter().any(|f| f.breaks(rules::MISSING_SHARD));
             let counted = super::summary::summarize(&cp).all.params;
             // Within 1%: tied or buffer tensors may be counted once more or less by the writer.
             if complete && claimed.abs_diff(counted) as f64 > 0.01 * counted.max(claimed) as f64 {
-                cp.findings.push(Finding::warning(
+                cp.findings.push(Finding::new(
                     rules::PARAMETER_COUNT_MISMATCH,
                     format!(
                         "{path} claims metadata.total_parameters {claimed} but the tensors hold {counted} parameters"
@@ -289,7 +292,7 @@ impl SafetensorsSet {
             metadata,
             meta_file,
             big_endian,
-            tensors,
+            tensors: tensors.into(),
             findings,
             ..Checkpoint::empty(Format::Safetensors)
         }
@@ -328,8 +331,7 @@ fn check_set(
     }
     if indexes.len() > 1 {
         for (info, _) in indexes.drain(1..) {
-            findings
-                .push(Finding::warning(rules::EXTRA_INDEX, format!("{} is a second index and was ignored", info.path)));
+            findings.push(Finding::new(rules::EXTRA_INDEX, format!("{} is a second index and was ignored", info.path)));
         }
     }
     match (indexes.pop(), &names) {
@@ -359,7 +361,7 @@ fn duplicate_names(tensors: &[Tensor], files: &[FileInfo], names: &Names, findin
         let f = tensors[j].file;
         if f != t.file {
             findings.push(
-                Finding::error(
+                Finding::new(
                     rules::DUPLICATE_TENSOR,
                     format!("tensor is in both {} and {}", files[f].path, files[t.file].path),
                 )
@@ -409,14 +411,14 @@ fn check_index(
         match found.map(|j| tensors[j].file) {
             Some(got) if got == want || copies.contains(&(name.as_str(), want)) => {}
             Some(got) => findings.push(
-                Finding::error(
+                Finding::new(
                     rules::WRONG_SHARD,
                     format!("{ipath} places the tensor in {shard} but it is in {}", files[got].path),
                 )
                 .on_tensor(name),
             ),
             None => findings.push(
-                Finding::error(
+                Finding::new(
                     rules::MISSING_TENSOR,
                     format!("{ipath} places the tensor in {shard}, which does not hold it"),
                 )
@@ -426,7 +428,7 @@ fn check_index(
         cap.trim(&mut findings);
     }
     for (shard, n) in &missing_shards {
-        findings.push(Finding::error(
+        findings.push(Finding::new(
             rules::MISSING_SHARD,
             format!("shard {shard} (holding {n} tensors according to {ipath}) was not given"),
         ));
@@ -434,7 +436,7 @@ fn check_index(
     for (t, &j) in tensors.iter().zip(&names.first_of) {
         if !indexed[j] {
             findings.push(
-                Finding::error(
+                Finding::new(
                     rules::UNINDEXED_TENSOR,
                     format!("tensor in {} is not listed in {ipath}", files[t.file].path),
                 )
@@ -447,7 +449,7 @@ fn check_index(
     if let (Some(total), true) = (index.total_size, missing_shards.is_empty()) {
         let sum: u64 = tensors.iter().map(|t| t.nbytes).fold(0, u64::saturating_add);
         if sum != total {
-            findings.push(Finding::warning(
+            findings.push(Finding::new(
                 rules::TOTAL_SIZE_MISMATCH,
                 format!("{ipath} gives metadata.total_size {total} but the tensors hold {sum} bytes"),
             ));
@@ -490,8 +492,7 @@ fn check_shard_names(files: &[FileInfo], findings: &mut Vec<Finding>) {
     for ((prefix, n), have) in sets {
         let present: HashSet<u64> = have.iter().map(|&k| u64::from(k).wrapping_sub(1)).collect();
         if let Some(list) = missing_list(u64::from(n), &present) {
-            findings
-                .push(Finding::error(rules::MISSING_SHARD, format!("{prefix}: shards {list} of {n} were not given")));
+            findings.push(Finding::new(rules::MISSING_SHARD, format!("{prefix}: shards {list} of {n} were not given")));
         }
     }
 }
@@ -582,7 +583,7 @@ fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
         metadata,
         meta_file,
         big_endian,
-        tensors,
+        tensors: tensors.into(),
         findings,
         ..Checkpoint::empty(Format::Gguf)
     }
@@ -594,10 +595,10 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
         .iter()
         .map(|(_, h)| (split_u64(h, "split.no"), split_u64(h, "split.count"), split_u64(h, "split.tensors.count")))
         .collect();
-    let mismatch = |msg: String| Finding::error(rules::SPLIT_MISMATCH, msg);
+    let mismatch = |msg: String| Finding::new(rules::SPLIT_MISMATCH, msg);
     if split.iter().all(|s| s.1.is_none()) {
         if files.len() > 1 {
-            findings.push(Finding::warning(
+            findings.push(Finding::new(
                 rules::NOT_A_SPLIT_SET,
                 format!("{} GGUF files were given together but carry no split.* keys", files.len()),
             ));
@@ -627,7 +628,7 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
         }
     }
     if let Some(list) = missing_list(count, &seen) {
-        findings.push(Finding::error(rules::MISSING_SHARD, format!("split set of {count} files lacks shards {list}")));
+        findings.push(Finding::new(rules::MISSING_SHARD, format!("split set of {count} files lacks shards {list}")));
         return;
     }
     let actual: u64 = files.iter().map(|(_, h)| h.tensors.len() as u64).sum();

@@ -486,7 +486,7 @@ pub(crate) mod tests {
 
     pub(crate) fn checkpoint(tensors: Vec<Tensor>, config: Option<Json>) -> Checkpoint {
         let mut cp = Checkpoint::empty(Format::Safetensors);
-        cp.tensors = tensors;
+        cp.tensors = tensors.into();
         if let Some(json) = config {
             cp.configs.push(ConfigFile { path: "config.json".into(), json });
         }

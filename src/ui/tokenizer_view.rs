@@ -218,10 +218,10 @@ fn TemplatesView(cp: Arc<Checkpoint>) -> impl IntoView {
             let hits = scan(&t.text)
                 .into_iter()
                 .map(|h| {
-                    let class = format!("sev-{}", severity_name(h.severity()));
+                    let class = format!("sev-{}", severity_name(h.rule.severity));
                     view! {
                         <li class=class data-testid="template-finding">
-                            {format!("{} line {}: {}", h.code, h.line, h.construct)}
+                            {format!("{} line {}: {}", h.rule.code, h.line, h.construct)}
                         </li>
                     }
                 })

@@ -353,7 +353,8 @@ fn a_projector_opened_with_its_model_is_counted_beside_the_weights() {
         data: Err(Lost::NoSize),
         strides: None,
     };
-    cp.tensors = vec![t("v.blk.0.attn_q.weight", 0, 400), t("mm.0.weight", 0, 200), t("blk.0.attn_q.weight", 1, 4000)];
+    cp.tensors =
+        vec![t("v.blk.0.attn_q.weight", 0, 400), t("mm.0.weight", 0, 200), t("blk.0.attn_q.weight", 1, 4000)].into();
     let e = estimate(&cp);
     assert_eq!((e.weights_bytes, e.projector_bytes), (4000, 600));
     assert_eq!(e.architecture.as_deref(), Some("llama"), "the language model's keys size the cache");

@@ -14,12 +14,16 @@ use crate::findings::Finding;
 
 /// Stable codes of the rules fork types and spans can break.
 pub mod rules {
+    use crate::findings::Rule;
+
     /// A type id known from a fork, not from upstream ggml.
-    pub const FORK_TYPE: &str = "gguf.fork_type";
+    pub const FORK_TYPE: Rule = Rule::warning("gguf.fork_type");
     /// A tensor's byte span (to the next tensor's data) disagrees with its type's block size.
-    pub const SPAN_MISMATCH: &str = "gguf.span_mismatch";
+    pub const SPAN_MISMATCH: Rule = Rule::error("gguf.span_mismatch");
+    /// The same rule broken in a way the reader works around.
+    pub const SPAN_MISMATCH_MINOR: Rule = Rule::warning("gguf.span_mismatch");
     /// The file declares weights stored in a rotated basis (`prism.hadamard.*`).
-    pub const ROTATED_WEIGHTS: &str = "gguf.rotated_weights";
+    pub const ROTATED_WEIGHTS: Rule = Rule::info("gguf.rotated_weights");
 }
 
 const PRISM: &str = "PrismML's llama.cpp fork";
@@ -222,7 +226,7 @@ pub fn check_spans(h: &mut Header) {
                         .map(|(o, _)| format!(" ({}'s retired {} takes the same bytes)", o.fork, o.name))
                         .collect();
                     findings.push(
-                        Finding::warning(
+                        Finding::new(
                             rules::FORK_TYPE,
                             format!(
                                 "type id {id} is {}, as its {span}-byte span shows{}: upstream llama.cpp cannot \
@@ -238,8 +242,8 @@ pub fn check_spans(h: &mut Header) {
                     let all: Vec<String> = forks.iter().map(|f| f.describe()).collect();
                     let verdict = if fitting.is_empty() { "fits none of them" } else { "fits more than one" };
                     findings.push(
-                        Finding::warning(
-                            rules::SPAN_MISMATCH,
+                        Finding::new(
+                            rules::SPAN_MISMATCH_MINOR,
                             format!(
                                 "type id {id} is {}; its {span}-byte span {verdict}, so the type is not named \
                                  and its values are not decoded",
@@ -257,7 +261,7 @@ pub fn check_spans(h: &mut Header) {
                 .map(|(_, o)| format!(" (id {} is also {o})", t.ggml_type.0))
                 .unwrap_or_default();
             findings.push(
-                Finding::error(
+                Finding::new(
                     rules::SPAN_MISMATCH,
                     format!(
                         "its {} data takes {n} bytes but only {span} lie before the next tensor's data{other}: \
@@ -272,7 +276,7 @@ pub fn check_spans(h: &mut Header) {
     if !named.is_empty() {
         h.findings.retain(|f| {
             // A removed upstream id stays an error: upstream llama.cpp cannot load the file.
-            !(f.code == gguf_rules::UNKNOWN_TYPE && f.tensor.as_ref().is_some_and(|n| named.contains(n)))
+            !(f.breaks(gguf_rules::UNKNOWN_TYPE) && f.tensor.as_ref().is_some_and(|n| named.contains(n)))
         });
     }
     h.findings.extend(findings);
@@ -288,7 +292,7 @@ fn rotation(h: &Header) -> Option<Finding> {
         _ => "its weights".to_owned(),
     };
     let block = h.get("prism.hadamard.block_size").and_then(Value::as_u64);
-    Some(Finding::info(
+    Some(Finding::new(
         rules::ROTATED_WEIGHTS,
         format!(
             "prism.hadamard.version {version}: {count} (prism.hadamard.weight_names) are stored rotated by a \

@@ -213,7 +213,7 @@ impl HeaderDecoder {
             _ => kept,
         };
         let text = format!("{}…", text(whole, start, what, &mut self.out.findings));
-        self.out.findings.push(Finding::warning(
+        self.out.findings.push(Finding::new(
             rules::NAME_NOT_KEPT,
             format!(
                 "the {what} at offset {start} is {len} bytes, over the {MAX_KEY_BYTES} kept: its first \
@@ -236,7 +236,7 @@ impl HeaderDecoder {
 
     fn finish(&mut self) {
         if self.kvs_dropped > 0 {
-            self.out.findings.push(Finding::warning(
+            self.out.findings.push(Finding::new(
                 rules::TOO_MANY_KEYS,
                 format!(
                     "{} more key/values past the first {MAX_METADATA_ENTRIES} were read and not kept (nor \
@@ -281,7 +281,7 @@ impl HeaderDecoder {
             Err(s) => return s.into(),
         };
         if magic != b"GGUF" {
-            return Stop(Finding::error(
+            return Stop(Finding::new(
                 rules::BAD_MAGIC,
                 format!("file does not start with the GGUF magic (found {magic:02x?})"),
             ))
@@ -298,7 +298,7 @@ impl HeaderDecoder {
         self.out.version = version;
         self.out.big_endian = big;
         if big && matches!(version, 2 | 3) {
-            self.out.findings.push(Finding::warning(
+            self.out.findings.push(Finding::new(
                 rules::BIG_ENDIAN,
                 "the file is big-endian: llama.cpp loads it only on big-endian machines (on others it \
                  reports an endianness mismatch); its header is read, its tensor values are not decoded",
@@ -307,7 +307,7 @@ impl HeaderDecoder {
         match version {
             2 | 3 => {}
             1 => {
-                return Stop(Finding::error(
+                return Stop(Finding::new(
                     rules::UNSUPPORTED_VERSION,
                     "GGUF version 1 (u32 counts and lengths, before August 2023) is recognised but \
                      not supported by current readers; convert the file",
@@ -315,7 +315,7 @@ impl HeaderDecoder {
                 .into()
             }
             v => {
-                return Stop(Finding::error(
+                return Stop(Finding::new(
                     rules::UNSUPPORTED_VERSION,
                     format!("GGUF version {v} is not one of the supported versions 2 and 3"),
                 ))
@@ -340,7 +340,7 @@ impl HeaderDecoder {
             .checked_mul(MIN_TENSOR_INFO_BYTES)
             .and_then(|t| kvs.checked_mul(MIN_KV_BYTES).and_then(|k| k.checked_add(t)));
         if min.is_none_or(|m| m > self.left()) {
-            return Stop(Finding::error(
+            return Stop(Finding::new(
                 rules::COUNT_EXCEEDS_FILE,
                 format!(
                     "header declares {tensors} tensors and {kvs} key/values, more than the \
@@ -392,13 +392,13 @@ impl HeaderDecoder {
             }
         };
         if key_raw.is_empty() {
-            self.out.findings.push(Finding::error(
+            self.out.findings.push(Finding::new(
                 rules::EMPTY_KEY,
                 format!("key at offset {start} is empty; llama.cpp refuses empty keys"),
             ));
         }
         let Some(vt) = ValueType::from_id(type_id) else {
-            return Stop(Finding::error(
+            return Stop(Finding::new(
                 rules::BAD_VALUE_TYPE,
                 format!("key '{key_text}' at offset {start} has value type {type_id}, not one of the 13 GGUF types"),
             ))
@@ -408,7 +408,7 @@ impl HeaderDecoder {
             match self.long_string_end(&r, at) {
                 Ok(Some(end)) => {
                     let (at, len) = (at + r.pos(), end - at - r.pos() - 8);
-                    self.out.findings.push(Finding::warning(
+                    self.out.findings.push(Finding::new(
                         rules::STRING_NOT_KEPT,
                         format!(
                             "the value of '{key_text}' at offset {at} is a {len}-byte string, over the \
@@ -474,14 +474,14 @@ impl HeaderDecoder {
         let item_id = r.u32().map_err(Outcome::from)?;
         let len = r.u64().map_err(Outcome::from)?;
         let Some(item_type) = ValueType::from_id(item_id) else {
-            return Err(Stop(Finding::error(
+            return Err(Stop(Finding::new(
                 rules::BAD_VALUE_TYPE,
                 format!("array at offset {at} has item type {item_id}, not one of the 13 GGUF types"),
             ))
             .into());
         };
         if item_type == ValueType::Array && self.frames.len() + 1 >= MAX_ARRAY_DEPTH {
-            return Err(Stop(Finding::error(
+            return Err(Stop(Finding::new(
                 rules::ARRAY_TOO_DEEP,
                 format!("arrays nested deeper than {MAX_ARRAY_DEPTH} at offset {at}"),
             ))
@@ -489,7 +489,7 @@ impl HeaderDecoder {
         }
         let mut findings = Vec::new();
         if item_type == ValueType::Array && self.frames.is_empty() {
-            findings.push(Finding::error(
+            findings.push(Finding::new(
                 rules::NESTED_ARRAY,
                 format!("array at offset {at} holds arrays: the format allows it, but llama.cpp refuses nested arrays"),
             ));
@@ -497,7 +497,7 @@ impl HeaderDecoder {
         let min_item = item_type.fixed_bytes().unwrap_or(if item_type == ValueType::String { 8 } else { 12 });
         let left = self.out.file_len.saturating_sub(at + 12);
         if len.checked_mul(min_item).is_none_or(|b| b > left) {
-            return Err(Stop(Finding::error(
+            return Err(Stop(Finding::new(
                 rules::COUNT_EXCEEDS_FILE,
                 format!(
                     "array at offset {at} declares {len} {} items, more than the {left} bytes left can hold",
@@ -507,7 +507,7 @@ impl HeaderDecoder {
             .into());
         }
         if len > MAX_ARRAY_ELEMENTS {
-            findings.push(Finding::error(
+            findings.push(Finding::new(
                 rules::ARRAY_TOO_LONG,
                 format!(
                     "array at offset {at} has {len} items; llama.cpp refuses arrays of more than {MAX_ARRAY_ELEMENTS}"
@@ -547,7 +547,7 @@ impl HeaderDecoder {
             return;
         }
         for &i in &dupes {
-            self.out.findings.push(Finding::error(
+            self.out.findings.push(Finding::new(
                 rules::DUPLICATE_KEY,
                 format!(
                     "key '{}' at offset {} appears more than once; the first is kept",
@@ -575,7 +575,7 @@ impl HeaderDecoder {
         for i in crate::dupes::repeated(tensors.len(), crate::dupes::Keep::First, key) {
             let t = &self.out.tensors[i];
             self.out.findings.push(
-                Finding::error(
+                Finding::new(
                     rules::DUPLICATE_TENSOR,
                     format!("tensor name at offset {} is used more than once", self.tensor_at[i]),
                 )
@@ -594,7 +594,7 @@ impl HeaderDecoder {
                     ValueType::Bool => (rules::BAD_BOOL, "bools that are not 0 or 1"),
                     _ => (rules::INVALID_UTF8, "strings that are not valid UTF-8"),
                 };
-                self.out.findings.push(Finding::warning(
+                self.out.findings.push(Finding::new(
                     code,
                     format!(
                         "array at offset {} holds {} {what} (the first is item {})",
@@ -731,8 +731,8 @@ impl HeaderDecoder {
             match ok {
                 Some(a) if a < 8 => {
                     self.out.alignment = a;
-                    self.out.findings.push(Finding::warning(
-                        rules::BAD_ALIGNMENT,
+                    self.out.findings.push(Finding::new(
+                        rules::BAD_ALIGNMENT_MINOR,
                         format!(
                             "general.alignment is {a}: the GGUF spec requires a multiple of 8 (llama.cpp accepts \
                              any power of two)"
@@ -740,7 +740,7 @@ impl HeaderDecoder {
                     ));
                 }
                 Some(a) => self.out.alignment = a,
-                None => self.out.findings.push(Finding::error(
+                None => self.out.findings.push(Finding::new(
                     rules::BAD_ALIGNMENT,
                     format!(
                         "general.alignment must be a u32 power of two, found {} {v}; using {DEFAULT_ALIGNMENT}",
@@ -778,7 +778,7 @@ impl HeaderDecoder {
         };
         if n_dims > MAX_READ_DIMS {
             // Far past ggml's limit: no tensor info, and buffering it would take what it claims.
-            return Stop(Finding::error(
+            return Stop(Finding::new(
                 rules::TOO_MANY_DIMS,
                 format!(
                     "tensor info at offset {start} declares {n_dims} dimensions (ggml allows at most \
@@ -789,7 +789,7 @@ impl HeaderDecoder {
         }
         let dims_bytes = u64::from(n_dims) * 8;
         if dims_bytes + 12 > left.saturating_sub(r.pos()) {
-            return Stop(Finding::error(
+            return Stop(Finding::new(
                 rules::TRUNCATED,
                 format!("tensor info at offset {start} declares {n_dims} dimensions, more than the file holds"),
             ))
@@ -839,7 +839,7 @@ impl HeaderDecoder {
         at: u64,
     ) -> TensorInfo {
         let mut findings = Vec::new();
-        let mut fault = |code, msg: String| findings.push(Finding::error(code, msg).on_tensor(&name));
+        let mut fault = |code, msg: String| findings.push(Finding::new(code, msg).on_tensor(&name));
         if name_len >= MAX_NAME_BYTES {
             fault(
                 rules::NAME_TOO_LONG,
@@ -909,7 +909,7 @@ impl HeaderDecoder {
         let align = self.out.alignment;
         let end = self.pos();
         let Some(data_start) = end.checked_next_multiple_of(align) else {
-            return Stop(Finding::error(rules::TRUNCATED, "data section offset overflows")).into();
+            return Stop(Finding::new(rules::TRUNCATED, "data section offset overflows")).into();
         };
         self.out.data_start = Some(data_start);
         super::forks::check_spans(&mut self.out);
@@ -920,7 +920,7 @@ impl HeaderDecoder {
         // Trailing bytes cannot be told when data runs past the end or the last data has no known size.
         let mut end_known = self.out.tensors.iter().max_by_key(|t| t.rel_offset).is_none_or(|t| t.nbytes.is_some());
         for t in &self.out.tensors {
-            let fault = |code, msg: String| Finding::error(code, msg).on_tensor(&t.name);
+            let fault = |code, msg: String| Finding::new(code, msg).on_tensor(&t.name);
             if t.rel_offset % align != 0 {
                 findings.push(fault(
                     rules::MISALIGNED_OFFSET,
@@ -941,27 +941,29 @@ impl HeaderDecoder {
             let abs_end = data_start.checked_add(t.rel_offset).and_then(|s| s.checked_add(size));
             match abs_end {
                 Some(e) if e <= file_len => data_end = data_end.max(e),
-                _ => findings.push(fault(
-                    rules::DATA_OUT_OF_BOUNDS,
-                    format!(
-                        "data at relative offset {} (+{size} bytes) runs past the end of the {file_len}-byte file",
-                        t.rel_offset
-                    ),
-                )),
+                _ => {
+                    end_known = false;
+                    findings.push(fault(
+                        rules::DATA_OUT_OF_BOUNDS,
+                        format!(
+                            "data at relative offset {} (+{size} bytes) runs past the end of the {file_len}-byte file",
+                            t.rel_offset
+                        ),
+                    ))
+                }
             }
             expected =
                 t.nbytes.and_then(|n| n.checked_next_multiple_of(align)).and_then(|n| t.rel_offset.checked_add(n));
         }
         if data_start > file_len && !self.out.tensors.is_empty() {
-            findings.push(Finding::error(
+            findings.push(Finding::new(
                 rules::TRUNCATED,
                 format!("data section starts at {data_start}, past the end of the {file_len}-byte file"),
             ));
         }
         let padded_end = data_end.checked_next_multiple_of(align).unwrap_or(data_end);
-        end_known &= !findings.iter().any(|f| f.code == rules::DATA_OUT_OF_BOUNDS);
         if file_len > padded_end && !self.out.tensors.is_empty() && end_known {
-            findings.push(Finding::warning(
+            findings.push(Finding::new(
                 rules::TRAILING_BYTES,
                 format!("{} bytes after the last tensor's data (ends at {data_end})", file_len - padded_end),
             ));
@@ -996,7 +998,7 @@ impl Decoder for HeaderDecoder {
                             State::KeyValue | State::ArrayItems => "a key/value",
                             _ => "a tensor info",
                         };
-                        let f = Finding::error(
+                        let f = Finding::new(
                             rules::TRUNCATED,
                             format!(
                                 "file ends at {} inside {what} that starts at offset {} and needs {n} bytes",
@@ -1039,7 +1041,7 @@ fn short_or_stop(file_len: u64, s: Short, at: u64) -> Outcome {
         Short::Need(n) => Short::Need(n).into(),
         Short::TooLong(what, len) => {
             let code = if len > file_len.saturating_sub(at) { rules::TRUNCATED } else { rules::STRING_TOO_LONG };
-            Stop(Finding::error(
+            Stop(Finding::new(
                 code,
                 format!(
                     "{what} at offset {at} claims {len} bytes; {} bytes are left in the file and the limit is {}",
@@ -1064,7 +1066,7 @@ fn scalar(
         ValueType::Bool => {
             let b = r.u8()?;
             if b > 1 {
-                findings.push(Finding::warning(
+                findings.push(Finding::new(
                     rules::BAD_BOOL,
                     format!("bool at offset {} holds {b}, not 0 or 1", at + r.pos() - 1),
                 ));
@@ -1090,7 +1092,7 @@ fn text(bytes: &[u8], at: u64, what: &str, findings: &mut Vec<Finding>) -> Strin
     match std::str::from_utf8(bytes) {
         Ok(s) => s.to_owned(),
         Err(_) => {
-            findings.push(Finding::warning(rules::INVALID_UTF8, format!("{what} at offset {at} is not valid UTF-8")));
+            findings.push(Finding::new(rules::INVALID_UTF8, format!("{what} at offset {at} is not valid UTF-8")));
             String::from_utf8_lossy(bytes).into_owned()
         }
     }

@@ -16,7 +16,7 @@ pub mod zip;
 
 use crate::hash::HashMap;
 
-use crate::findings::Finding;
+use crate::findings::{Finding, Rule};
 use crate::range::ByteRange;
 use crate::safetensors::Dtype;
 use crate::step::{Decoder, FeedError, Step};
@@ -27,25 +27,35 @@ use weights_only::WeightsOnly;
 
 /// Stable codes of the rules a pickle checkpoint can break.
 pub mod rules {
-    pub const DANGEROUS_IMPORT: &str = "pickle.dangerous_import";
-    pub const UNKNOWN_IMPORT: &str = "pickle.unknown_import";
-    pub const STOPPED: &str = "pickle.stopped";
-    pub const BAD_ZIP: &str = "pickle.bad_zip";
-    pub const NO_DATA_PKL: &str = "pickle.no_data_pkl";
-    pub const COMPRESSED: &str = "pickle.compressed";
-    pub const TOO_LARGE: &str = "pickle.too_large";
-    pub const MISSING_STORAGE: &str = "pickle.missing_storage";
-    pub const STORAGE_TOO_SMALL: &str = "pickle.storage_too_small";
-    pub const NOT_CONTIGUOUS: &str = "pickle.not_contiguous";
-    pub const UNKNOWN_STORAGE: &str = "pickle.unknown_storage_type";
-    pub const BIG_ENDIAN: &str = "pickle.big_endian";
-    pub const NO_STORAGES: &str = "pickle.no_storages";
-    pub const TENSOR_NOT_READ: &str = "pickle.tensor_not_read";
-    pub const DUPLICATE_NAME: &str = "pickle.duplicate_name";
-    pub const UNDECODED_TYPE: &str = "pickle.undecoded_type";
-    pub const BAD_TAR: &str = "pickle.bad_tar";
-    pub const TORCHSCRIPT: &str = "pickle.torchscript";
-    pub const WEIGHTS_ONLY_REJECTS: &str = "pickle.weights_only_rejects";
+    use crate::findings::Rule;
+
+    pub const DANGEROUS_IMPORT: Rule = Rule::error("pickle.dangerous_import");
+    pub const UNKNOWN_IMPORT: Rule = Rule::warning("pickle.unknown_import");
+    pub const STOPPED: Rule = Rule::error("pickle.stopped");
+    pub const BAD_ZIP: Rule = Rule::error("pickle.bad_zip");
+    /// The same rule broken in a way the reader works around.
+    pub const BAD_ZIP_MINOR: Rule = Rule::warning("pickle.bad_zip");
+    pub const NO_DATA_PKL: Rule = Rule::error("pickle.no_data_pkl");
+    pub const COMPRESSED: Rule = Rule::error("pickle.compressed");
+    /// The same rule broken in a way the reader works around.
+    pub const COMPRESSED_MINOR: Rule = Rule::warning("pickle.compressed");
+    pub const TOO_LARGE: Rule = Rule::error("pickle.too_large");
+    /// The same rule broken in a way the reader works around.
+    pub const TOO_LARGE_MINOR: Rule = Rule::warning("pickle.too_large");
+    pub const MISSING_STORAGE: Rule = Rule::error("pickle.missing_storage");
+    pub const STORAGE_TOO_SMALL: Rule = Rule::error("pickle.storage_too_small");
+    pub const NOT_CONTIGUOUS: Rule = Rule::info("pickle.not_contiguous");
+    pub const UNKNOWN_STORAGE: Rule = Rule::error("pickle.unknown_storage_type");
+    pub const BIG_ENDIAN: Rule = Rule::warning("pickle.big_endian");
+    pub const NO_STORAGES: Rule = Rule::info("pickle.no_storages");
+    pub const TENSOR_NOT_READ: Rule = Rule::warning("pickle.tensor_not_read");
+    pub const DUPLICATE_NAME: Rule = Rule::warning("pickle.duplicate_name");
+    pub const UNDECODED_TYPE: Rule = Rule::info("pickle.undecoded_type");
+    pub const BAD_TAR: Rule = Rule::error("pickle.bad_tar");
+    /// The same rule broken in a way the reader works around.
+    pub const BAD_TAR_MINOR: Rule = Rule::warning("pickle.bad_tar");
+    pub const TORCHSCRIPT: Rule = Rule::warning("pickle.torchscript");
+    pub const WEIGHTS_ONLY_REJECTS: Rule = Rule::warning("pickle.weights_only_rejects");
 }
 
 /// Largest pickle read (the `data.pkl` of a 70B model is a few MB).
@@ -133,6 +143,8 @@ pub struct PickleRead {
     pub findings: Vec<Finding>,
     /// What the container says: `archive`, `byteorder`, the legacy protocol.
     pub facts: Vec<(String, String)>,
+    /// Whether the archive's `byteorder` says big-endian: values are listed, not decoded.
+    pub big_endian: bool,
     /// Whether `torch.load(weights_only=True)` loads it.
     pub weights_only: WeightsOnly,
 }
@@ -156,6 +168,7 @@ impl PickleRead {
             imports: vec![],
             findings: vec![],
             facts: vec![],
+            big_endian: false,
             weights_only: WeightsOnly::default(),
         }
     }
@@ -317,8 +330,8 @@ impl PickleDecoder {
         }
     }
 
-    fn fail(&mut self, code: &'static str, msg: String) {
-        self.out.findings.push(Finding::error(code, msg));
+    fn fail(&mut self, rule: Rule, msg: String) {
+        self.out.findings.push(Finding::new(rule, msg));
         self.finish();
     }
 
@@ -355,7 +368,7 @@ impl PickleDecoder {
             }
             crate::sort::sort_by_key(&mut self.out.imports, |i| i.at);
             if let Some(s) = &tree.stopped {
-                self.out.findings.push(Finding::error(
+                self.out.findings.push(Finding::new(
                     rules::STOPPED,
                     format!("the pickle stops being read at byte {}: {}; what was read before is shown", s.at, s.why),
                 ));
@@ -363,7 +376,7 @@ impl PickleDecoder {
             let found = torch::found_in(&tree, &self.tar_tensors);
             let mut cap = crate::findings::RuleCap::default();
             for (name, rebuild) in found.not_read {
-                self.out.findings.push(Finding::warning(
+                self.out.findings.push(Finding::new(
                     rules::TENSOR_NOT_READ,
                     format!(
                         "tensor '{name}' is rebuilt by torch._utils.{rebuild} (a kind not read here): it is not listed"
@@ -455,7 +468,7 @@ impl PickleDecoder {
             match entries.iter().position(|e| e.name == format!("{}{key}", self.prefix)) {
                 Some(i) if !reads.contains(&(i, Purpose::Storage)) => reads.push((i, Purpose::Storage)),
                 Some(_) => {}
-                None => self.out.findings.push(Finding::error(
+                None => self.out.findings.push(Finding::new(
                     rules::MISSING_STORAGE,
                     format!("storage {key} is not in the zip ({}{key}): its tensors have no data", self.prefix),
                 )),
@@ -562,8 +575,8 @@ impl PickleDecoder {
                     self.out.facts.push(("archive".into(), self.prefix.trim_end_matches('/').to_owned()));
                     let same = entries.iter().filter(|e| e.name == entries[pkl].name).count();
                     if same > 1 {
-                        self.out.findings.push(Finding::warning(
-                            rules::BAD_ZIP,
+                        self.out.findings.push(Finding::new(
+                            rules::BAD_ZIP_MINOR,
                             format!(
                                 "the zip holds {same} entries named {}: torch reads the last, and every one is scanned",
                                 entries[pkl].name
@@ -579,8 +592,7 @@ impl PickleDecoder {
                     if constants.is_some() {
                         self.out.container = Container::TorchScript;
                         let code = entries.iter().filter(|e| e.name.starts_with(&format!("{}code/", self.prefix)));
-                        self.out.findings.push(Finding::warning(
-                            rules::TORCHSCRIPT,
+                        self.out.findings.push(Finding::new(rules::TORCHSCRIPT,
                             format!(
                                 "a TorchScript archive: torch.jit.load (which torch.load hands it to) compiles and runs \
                                  the code of its {} code/ entries, TorchScript that can call any operator torch has; \
@@ -593,8 +605,8 @@ impl PickleDecoder {
                         .filter(|&i| i != pkl && Some(i) != constants && entries[i].name.ends_with(".pkl"))
                         .collect();
                     if others.len() > MAX_SIDE_PICKLES {
-                        self.out.findings.push(Finding::warning(
-                            rules::TOO_LARGE,
+                        self.out.findings.push(Finding::new(
+                            rules::TOO_LARGE_MINOR,
                             format!(
                                 "the zip holds {} more .pkl entries; the first {MAX_SIDE_PICKLES} are scanned",
                                 others.len()
@@ -625,13 +637,13 @@ impl PickleDecoder {
                     todo.pop();
                     let Some(start) = zip::data_start(&h, e.local) else {
                         let msg = format!("{}: no local header at byte {}", e.name, e.local);
-                        self.unusable(Finding::error(rules::BAD_ZIP, msg), purpose, entries, todo);
+                        self.unusable(Finding::new(rules::BAD_ZIP, msg), purpose, entries, todo);
                         continue;
                     };
                     let len = e.compressed;
                     if start.checked_add(len).is_none_or(|end| end > self.file_len) {
                         let msg = format!("{}: its {len} bytes at {start} run past the end of the file", e.name);
-                        self.unusable(Finding::error(rules::BAD_ZIP, msg), purpose, entries, todo);
+                        self.unusable(Finding::new(rules::BAD_ZIP, msg), purpose, entries, todo);
                         continue;
                     }
                     match purpose {
@@ -642,7 +654,7 @@ impl PickleDecoder {
                             if e.method != 0 {
                                 let msg =
                                     format!("{}: compressed (method {}); its values are not read", e.name, e.method);
-                                self.out.findings.push(Finding::warning(rules::COMPRESSED, msg));
+                                self.out.findings.push(Finding::new(rules::COMPRESSED_MINOR, msg));
                             } else {
                                 self.out.storages.insert(key, Located { start, len });
                             }
@@ -653,15 +665,15 @@ impl PickleDecoder {
                                 "{} ({len} bytes, method {}) is not read, so its imports are not judged",
                                 e.name, e.method
                             );
-                            self.unusable(Finding::warning(rules::COMPRESSED, msg), purpose, entries, todo);
+                            self.unusable(Finding::new(rules::COMPRESSED_MINOR, msg), purpose, entries, todo);
                         }
                         _ if e.method != 0 => {
                             let msg = format!("{} is compressed (method {}): not read", e.name, e.method);
-                            self.unusable(Finding::error(rules::COMPRESSED, msg), purpose, entries, todo);
+                            self.unusable(Finding::new(rules::COMPRESSED, msg), purpose, entries, todo);
                         }
                         Purpose::ByteOrder if len > MAX_BYTEORDER_BYTES => {
                             let msg = format!("{} is {len} bytes, not \"little\" or \"big\": not read", e.name);
-                            self.unusable(Finding::warning(rules::BAD_ZIP, msg), purpose, entries, todo);
+                            self.unusable(Finding::new(rules::BAD_ZIP_MINOR, msg), purpose, entries, todo);
                         }
                         _ if len > MAX_PICKLE_BYTES => {
                             self.fail(
@@ -696,7 +708,8 @@ impl PickleDecoder {
                     if purpose == Purpose::ByteOrder {
                         let order = String::from_utf8_lossy(&b).trim().to_owned();
                         if order == "big" {
-                            self.out.findings.push(Finding::warning(
+                            self.out.big_endian = true;
+                            self.out.findings.push(Finding::new(
                                 rules::BIG_ENDIAN,
                                 "byteorder says big-endian: the tensors are listed, their values are not decoded",
                             ));
@@ -716,7 +729,7 @@ impl PickleDecoder {
                     for k in &keys {
                         match by_name.get(format!("{}data/{k}", self.prefix).as_str()) {
                             Some(&i) => storages.push((i, Purpose::Storage)),
-                            None => self.out.findings.push(Finding::error(
+                            None => self.out.findings.push(Finding::new(
                                 rules::MISSING_STORAGE,
                                 format!(
                                     "storage {k} is not in the zip ({}data/{k}): its tensors have no data",
@@ -786,7 +799,7 @@ impl PickleDecoder {
                     };
                     let range = ByteRange::new(at, at.saturating_add(8).min(self.file_len));
                     if range.len() < 8 {
-                        self.out.findings.push(Finding::error(
+                        self.out.findings.push(Finding::new(
                             rules::MISSING_STORAGE,
                             format!("the file ends at byte {} before storage {key} (of {})", self.file_len, keys.len()),
                         ));
@@ -799,7 +812,7 @@ impl PickleDecoder {
                     };
                     let numel = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
                     let Some(width) = self.storage_widths.get(&key).copied() else {
-                        self.out.findings.push(Finding::error(
+                        self.out.findings.push(Finding::new(
                             rules::UNKNOWN_STORAGE,
                             format!(
                                 "storage {key} has no known element type, so the storages after it cannot be found"
@@ -812,7 +825,7 @@ impl PickleDecoder {
                     let end =
                         numel.checked_mul(width).and_then(|n| start.checked_add(n)).filter(|&e| e <= self.file_len);
                     let Some(end) = end else {
-                        self.out.findings.push(Finding::error(
+                        self.out.findings.push(Finding::new(
                             rules::STORAGE_TOO_SMALL,
                             format!("storage {key} declares {numel} elements, past the end of the file"),
                         ));
@@ -899,8 +912,7 @@ impl Decoder for PickleDecoder {
             }
             None => {
                 if self.out.container == Container::Plain && !self.out.tensors.is_empty() {
-                    self.out.findings.push(Finding::info(
-                        rules::NO_STORAGES,
+                    self.out.findings.push(Finding::new(rules::NO_STORAGES,
                         "a plain pickle: its tensors name storages this file does not hold, so their values are not read",
                     ));
                 }

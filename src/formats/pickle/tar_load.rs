@@ -14,8 +14,8 @@ impl PickleDecoder {
     /// One header of the walk: the range to read, or `None` once the state has moved on.
     pub(super) fn tar_header(&mut self, mut walk: TarWalk) -> Option<ByteRange> {
         if walk.members.len() >= MAX_TAR_MEMBERS {
-            self.out.findings.push(Finding::warning(
-                rules::BAD_TAR,
+            self.out.findings.push(Finding::new(
+                rules::BAD_TAR_MINOR,
                 format!("the tar holds more than {MAX_TAR_MEMBERS} members; those after are not read"),
             ));
             self.tar_end(walk, false);
@@ -44,8 +44,8 @@ impl PickleDecoder {
                     self.state = State::TarExtension(walk, h.kind, ByteRange::new(data, data + h.size));
                     return None;
                 }
-                self.out.findings.push(Finding::warning(
-                    rules::BAD_TAR,
+                self.out.findings.push(Finding::new(
+                    rules::BAD_TAR_MINOR,
                     format!(
                         "the tar's extension header at byte {} ({} bytes) is not read: a member it names is known \
                          by its own header's name",
@@ -85,8 +85,8 @@ impl PickleDecoder {
     /// does this. Else the members torch reads are chosen, the last of each name.
     pub(super) fn tar_end(&mut self, walk: TarWalk, stopped: bool) {
         if (stopped && walk.after_extension) || walk.members.is_empty() {
-            self.out.findings.push(Finding::warning(
-                rules::BAD_TAR,
+            self.out.findings.push(Finding::new(
+                rules::BAD_TAR_MINOR,
                 "the file starts with a tar header, but its archive ends inside an extension header: torch.load \
                  reads it as the legacy format instead, and so is it read here",
             ));
@@ -99,7 +99,7 @@ impl PickleDecoder {
         let mut chosen = [None; 3];
         for (slot, name) in chosen.iter_mut().zip(["storages", "tensors", "pickle"]) {
             let Some(m) = walk.members.iter().rev().find(|m| m.name == name.as_bytes()) else {
-                self.out.findings.push(Finding::error(
+                self.out.findings.push(Finding::new(
                     rules::BAD_TAR,
                     format!("the tar holds no member named {name}: torch.load fails on it"),
                 ));
@@ -108,11 +108,11 @@ impl PickleDecoder {
             let end = m.start.checked_add(m.size).filter(|&e| e <= self.file_len);
             match (m.kind, end) {
                 (Kind::File, Some(end)) => *slot = Some(ByteRange::new(m.start, end)),
-                (Kind::File, None) => self.out.findings.push(Finding::error(
+                (Kind::File, None) => self.out.findings.push(Finding::new(
                     rules::BAD_TAR,
                     format!("the tar member {name} ({} bytes at {}) runs past the end of the file", m.size, m.start),
                 )),
-                _ => self.out.findings.push(Finding::error(
+                _ => self.out.findings.push(Finding::new(
                     rules::BAD_TAR,
                     format!("the tar member {name} is not a regular file (a link or a directory): not followed"),
                 )),
@@ -134,7 +134,7 @@ impl PickleDecoder {
         let too_large = |r: ByteRange| r.len() > MAX_PICKLE_BYTES;
         match (left.tensors, left.pickle) {
             (Some(r), _) if too_large(r) => {
-                self.out.findings.push(Finding::error(
+                self.out.findings.push(Finding::new(
                     rules::TOO_LARGE,
                     format!("the tar member tensors is {} bytes, over {MAX_PICKLE_BYTES}: not read", r.len()),
                 ));
@@ -220,7 +220,7 @@ impl PickleDecoder {
                         .and_then(|len| start.checked_add(len))
                         .filter(|&e| e <= walk.member.end);
                     let Some(data_end) = data_end else {
-                        self.out.findings.push(Finding::error(
+                        self.out.findings.push(Finding::new(
                             rules::STORAGE_TOO_SMALL,
                             format!("storage {key} declares {numel} elements, past the end of the storages member"),
                         ));
@@ -248,7 +248,7 @@ impl PickleDecoder {
 
     /// The `storages` member cannot be read on from here (`why`): the other members still are.
     fn tar_record_error(&mut self, left: TarLeft, why: String) -> Option<ByteRange> {
-        self.out.findings.push(Finding::error(
+        self.out.findings.push(Finding::new(
             rules::BAD_TAR,
             format!("the tar's storages member: {why}; the storages after it are not found, nor their records judged"),
         ));
@@ -259,7 +259,7 @@ impl PickleDecoder {
     /// The storage views the last `storages` pickle lists, each a slice of its root's bytes.
     fn tar_views(&mut self, tree: &machine::Tree) {
         let Some(views) = tar_records::views(tree) else {
-            self.out.findings.push(Finding::warning(rules::BAD_TAR, "the storage views are not a list of views"));
+            self.out.findings.push(Finding::new(rules::BAD_TAR_MINOR, "the storage views are not a list of views"));
             return;
         };
         for (key, root, offset, numel) in views {
@@ -268,7 +268,7 @@ impl PickleDecoder {
             let width = torch::storage_width(&base.type_name).unwrap_or(1);
             let span = offset.checked_mul(width).zip(numel.checked_mul(width));
             let Some((from, len)) = span.filter(|&(f, l)| f.checked_add(l).is_some_and(|e| e <= bytes.len)) else {
-                self.out.findings.push(Finding::error(
+                self.out.findings.push(Finding::new(
                     rules::STORAGE_TOO_SMALL,
                     format!("storage view {key} runs past the end of storage {root}"),
                 ));
@@ -282,7 +282,7 @@ impl PickleDecoder {
     /// The `tensors` member's records, whose bytes are `b` (the first at absolute `base`).
     pub(super) fn tar_tensor_records(&mut self, b: &[u8], base: u64) {
         let fail = |me: &mut Self, why: String| {
-            me.out.findings.push(Finding::error(
+            me.out.findings.push(Finding::new(
                 rules::BAD_TAR,
                 format!("the tar's tensors member: {why}; the tensors after it are not listed"),
             ));
@@ -318,7 +318,7 @@ impl PickleDecoder {
             let storage = match self.tar_storages.get(&storage_key) {
                 Some(s) => s.clone(),
                 None => {
-                    self.out.findings.push(Finding::error(
+                    self.out.findings.push(Finding::new(
                         rules::MISSING_STORAGE,
                         format!("tensor {key} views storage {storage_key}, which the storages member does not hold"),
                     ));
@@ -429,7 +429,7 @@ mod tests {
         // as the legacy format (here: not a pickle at all).
         let r = read(&end([archive(EVIL), member(b"x", b'x', b"15 path=pickle\n")].concat()));
         assert_eq!(r.container, Container::Plain, "{:?}", r.findings);
-        assert!(r.findings.iter().any(|f| f.code == super::rules::BAD_TAR), "{:?}", r.findings);
+        assert!(r.findings.iter().any(|f| f.breaks(super::rules::BAD_TAR)), "{:?}", r.findings);
         assert!(!dangerous(&r));
         // Missing members are errors; what is there is still judged.
         let r = read(&end(member(b"pickle", b'0', EVIL)));
@@ -450,7 +450,7 @@ mod tests {
         let mut storages = [b"\x80\x02K\x01.".as_slice(), record].concat();
         storages.extend((1i64 << 40).to_le_bytes());
         let r = read(&end([member(b"storages", b'0', &storages), member(b"pickle", b'0', EMPTY_DICT)].concat()));
-        assert!(r.findings.iter().any(|f| f.code == super::rules::STORAGE_TOO_SMALL), "{:?}", r.findings);
+        assert!(r.findings.iter().any(|f| f.breaks(super::rules::STORAGE_TOO_SMALL)), "{:?}", r.findings);
         assert!(r.storages.is_empty());
         // Every cut of a whole archive ends in a result, never a panic or a hang.
         let whole = end(archive(EVIL));

@@ -100,7 +100,7 @@ impl Decoder for HeaderDecoder {
                 State::Length => {
                     if self.out.file_len < 8 {
                         let len = self.out.file_len;
-                        self.stop(Finding::error(
+                        self.stop(Finding::new(
                             rules::TRUNCATED,
                             format!("file is {len} bytes; the 8-byte header length is missing"),
                         ));
@@ -112,13 +112,13 @@ impl Decoder for HeaderDecoder {
                     let n = u64::from_le_bytes(self.window.bytes()[..8].try_into().expect("8 bytes"));
                     self.out.header_len = n;
                     if n > MAX_HEADER_BYTES {
-                        self.stop(Finding::error(
+                        self.stop(Finding::new(
                             rules::HEADER_TOO_LARGE,
                             format!("header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes"),
                         ));
                     } else if 8 + n > self.out.file_len {
                         let len = self.out.file_len;
-                        self.stop(Finding::error(
+                        self.stop(Finding::new(
                             rules::HEADER_PAST_END,
                             format!("header length {n} runs past the end of the {len}-byte file"),
                         ));
@@ -254,7 +254,7 @@ impl JsonScan {
             match (self.expect, b) {
                 (Expect::Open, b'{') => {
                     if at > 8 {
-                        out.findings.push(Finding::warning(
+                        out.findings.push(Finding::new(
                             rules::LEADING_WHITESPACE,
                             format!(
                                 "header begins with {} whitespace bytes before its '{{': the reference reader accepts \
@@ -327,7 +327,7 @@ impl JsonScan {
         if name == "__metadata__" {
             if self.metadata_seen {
                 out.findings
-                    .push(Finding::error(rules::DUPLICATE_KEY, "header key '__metadata__' appears more than once"));
+                    .push(Finding::new(rules::DUPLICATE_KEY, "header key '__metadata__' appears more than once"));
                 return Ok(());
             }
             self.metadata_seen = true;
@@ -341,7 +341,7 @@ impl JsonScan {
             Ok((dtype, shape, begin, end)) => Ok(TensorEntry { name, dtype, shape, begin, end }),
             Err(EntryError::Syntax(e)) => return Err(serde_error(&e, value, value_at)),
             Err(EntryError::Fields(msg)) => {
-                out.findings.push(Finding::error(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&name));
+                out.findings.push(Finding::new(rules::BAD_TENSOR_ENTRY, msg).on_tensor(&name));
                 Err(name)
             }
         };
@@ -361,8 +361,8 @@ impl JsonScan {
         };
         if let Some(earlier) = remember(&mut self.names, &mut self.collided, &out.tensors, &self.bad_names, name, slot)
         {
-            out.findings.push(Finding::warning(
-                rules::DUPLICATE_KEY,
+            out.findings.push(Finding::new(
+                rules::DUPLICATE_KEY_MINOR,
                 format!("tensor '{name}' appears more than once in the header; the last entry is used, as the reference does"),
             ));
             self.dropped.extend(earlier);
@@ -503,15 +503,15 @@ fn value_len(b: &[u8], at_end: bool) -> Option<usize> {
 }
 
 fn not_object() -> Finding {
-    Finding::error(rules::HEADER_NOT_OBJECT, "header must be a JSON object starting with '{' at offset 8")
+    Finding::new(rules::HEADER_NOT_OBJECT, "header must be a JSON object starting with '{' at offset 8")
 }
 
 fn json_error(what: &str, at: u64) -> Finding {
-    Finding::error(rules::INVALID_JSON, format!("header is not valid JSON: {what} (byte {at} of the file)"))
+    Finding::new(rules::INVALID_JSON, format!("header is not valid JSON: {what} (byte {at} of the file)"))
 }
 
 fn utf8_error(at: u64) -> Finding {
-    Finding::error(rules::INVALID_UTF8, format!("header is not valid UTF-8 (at offset {at})"))
+    Finding::new(rules::INVALID_UTF8, format!("header is not valid UTF-8 (at offset {at})"))
 }
 
 /// `what` is wrong at the start of `b` (file offset `at`), unless that is a byte of no UTF-8
@@ -559,7 +559,7 @@ impl<'de> serde::de::Visitor<'de> for Metadata<'_> {
             let text = match v {
                 Json::String(s) => s,
                 other => {
-                    out.findings.push(Finding::error(
+                    out.findings.push(Finding::new(
                         rules::METADATA_NOT_STRINGS,
                         format!("__metadata__ value of '{k}' is not a string"),
                     ));
@@ -576,8 +576,7 @@ impl<'de> serde::de::Visitor<'de> for Metadata<'_> {
             }
         }
         if dropped > 0 {
-            out.findings.push(Finding::warning(
-                rules::TOO_MUCH_METADATA,
+            out.findings.push(Finding::new(rules::TOO_MUCH_METADATA,
                 format!("__metadata__ holds {dropped} more entries past the first {MAX_METADATA_ENTRIES}; they are not kept"),
             ));
         }
@@ -606,7 +605,7 @@ impl<'de> serde::de::Visitor<'de> for Metadata<'_> {
 
 impl Metadata<'_> {
     fn not_an_object<E>(self) -> Result<(), E> {
-        self.0.findings.push(Finding::error(rules::METADATA_NOT_STRINGS, "__metadata__ must be an object of strings"));
+        self.0.findings.push(Finding::new(rules::METADATA_NOT_STRINGS, "__metadata__ must be an object of strings"));
         Ok(())
     }
 }
@@ -765,7 +764,7 @@ fn validate(out: &mut Header) {
     let mut findings = Vec::new();
     for &i in &order {
         let t = &out.tensors[i];
-        let fault = |code, msg: String| Finding::error(code, msg).on_tensor(&t.name);
+        let fault = |code, msg: String| Finding::new(code, msg).on_tensor(&t.name);
         if t.end < t.begin {
             findings.push(fault(
                 rules::INVERTED_OFFSETS,
@@ -817,11 +816,11 @@ fn validate(out: &mut Header) {
         }
     }
     match data_start.checked_add(expected) {
-        Some(end) if end < out.file_len => findings.push(Finding::error(
+        Some(end) if end < out.file_len => findings.push(Finding::new(
             rules::TRAILING_BYTES,
             format!("{} bytes after the data buffer's end at {end}", out.file_len - end),
         )),
-        Some(end) if end > out.file_len => findings.push(Finding::error(
+        Some(end) if end > out.file_len => findings.push(Finding::new(
             rules::TRUNCATED,
             format!("the header promises data up to byte {end} but the file has {} bytes", out.file_len),
         )),
@@ -862,9 +861,9 @@ mod tests {
     }
 
     fn is_refused(h: &Header) -> bool {
-        h.findings
-            .iter()
-            .any(|f| [rules::INVALID_JSON, rules::HEADER_NOT_OBJECT, rules::INVALID_UTF8].contains(&f.code))
+        h.findings.iter().any(|f| {
+            [rules::INVALID_JSON, rules::HEADER_NOT_OBJECT, rules::INVALID_UTF8].into_iter().any(|r| f.breaks(r))
+        })
     }
 
     const HEADERS: &[&str] = &[
@@ -898,11 +897,11 @@ mod tests {
         let h = decode(&file(HEADERS[2].as_bytes(), 2), 1 << 20);
         let names: Vec<_> = h.tensors.iter().map(|t| (t.name.as_str(), t.shape.clone())).collect();
         assert_eq!(names, [("a", vec![2]), ("b", vec![0])]);
-        let dupes = h.findings.iter().filter(|f| f.code == rules::DUPLICATE_KEY).count();
+        let dupes = h.findings.iter().filter(|f| f.breaks(rules::DUPLICATE_KEY)).count();
         assert_eq!(dupes, 2, "{:?}", h.findings);
         let h = decode(&file(HEADERS[1].as_bytes(), 4), 1 << 20);
         assert_eq!(h.tensors[0].name, "w\"x\\y\u{e9}");
-        assert!(h.findings.iter().any(|f| f.code == rules::LEADING_WHITESPACE && f.message.contains("2 whitespace")));
+        assert!(h.findings.iter().any(|f| f.breaks(rules::LEADING_WHITESPACE) && f.message.contains("2 whitespace")));
     }
 
     /// Every prefix and many one-byte changes of valid headers: refused exactly when

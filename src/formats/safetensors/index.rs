@@ -67,7 +67,7 @@ impl Decoder for IndexDecoder {
         if self.file_len > MAX_INDEX_BYTES {
             self.done = true;
             return Step::Done(Index {
-                findings: vec![Finding::error(
+                findings: vec![Finding::new(
                     rules::INDEX_TOO_LARGE,
                     format!("index is {} bytes, over the limit of {MAX_INDEX_BYTES}", self.file_len),
                 )],
@@ -105,7 +105,7 @@ pub fn parse(bytes: &[u8]) -> Index {
 }
 
 fn bad(msg: String) -> Finding {
-    Finding::error(rules::BAD_INDEX, msg)
+    Finding::new(rules::BAD_INDEX, msg)
 }
 
 fn no_weight_map() -> Finding {
@@ -131,8 +131,8 @@ impl<'de> Visitor<'de> for Root<'_> {
                 "weight_map" => {
                     if *self.saw {
                         // Python's json (transformers' loader) keeps the last of a repeated key.
-                        self.index.findings.push(Finding::warning(
-                            rules::DUPLICATE_KEY,
+                        self.index.findings.push(Finding::new(
+                            rules::DUPLICATE_KEY_MINOR,
                             "index key 'weight_map' appears more than once; the last is used, as Python's json does",
                         ));
                         self.index.weight_map.clear();
@@ -172,8 +172,8 @@ impl<'de> Visitor<'de> for Metadata<'_> {
                 "total_size" => match map.next_value::<Count>()?.0 {
                     Ok(n) => self.0.total_size = Some(n),
                     // A warning, as a wrong count is: loaders do not read it.
-                    Err(what) => self.0.findings.push(Finding::warning(
-                        rules::BAD_INDEX,
+                    Err(what) => self.0.findings.push(Finding::new(
+                        rules::BAD_INDEX_MINOR,
                         format!("metadata.total_size is {what}, not a byte count"),
                     )),
                 },
@@ -301,8 +301,8 @@ fn keep_last_of_each_name(index: &mut Index) {
     }
     let mut cap = RuleCap::default();
     for &i in &dropped {
-        index.findings.push(Finding::warning(
-            rules::DUPLICATE_KEY,
+        index.findings.push(Finding::new(
+            rules::DUPLICATE_KEY_MINOR,
             format!(
                 "weight_map names tensor '{}' more than once; its last entry is used, as Python's json does",
                 index.weight_map[i].0
