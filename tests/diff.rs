@@ -284,8 +284,9 @@ fn experts_are_compared_with_their_slice_of_the_stack() {
 fn a_sampled_diff_of_big_sets_reads_only_the_sample() {
     use tensorscope::cli::open_paths;
     use tensorscope::engine::diff::diff as header_diff;
-    use tensorscope::engine::diff_values::{apply_compare, compare_orders};
-    use tensorscope::engine::job::work::order_job;
+    use tensorscope::engine::diff_values::compare_split;
+    use tensorscope::engine::job::split::Split;
+    use tensorscope::engine::job::work::{order_job, Reply};
     use tensorscope::engine::job::{self, Job as _, Values};
     let dir = temp_dir("big-sets");
     let (tensors, elems) = (500usize, 1usize << 20);
@@ -307,14 +308,16 @@ fn a_sampled_diff_of_big_sets_reads_only_the_sample() {
     }
     let (a, _) = open_paths(&paths[..1]).unwrap();
     let (b, _) = open_paths(&paths[1..]).unwrap();
-    let mut d = header_diff(&a, &b);
-    let (orders, pairs) = compare_orders(&d, &a, &b, Values::Sample);
+    let d = header_diff(&a, &b);
+    let split = compare_split(&d, &a, &b, Values::Sample);
+    let orders = split.orders();
     assert_eq!(orders.len(), tensors);
     let files: Vec<std::fs::File> = paths.iter().map(|p| std::fs::File::open(p).unwrap()).collect();
     let lens: Vec<u64> = a.files.iter().chain(&b.files).map(|f| f.size).collect();
     let planned: u64 = orders.iter().map(|o| order_job(o).unwrap().progress().total).sum();
     let sample = (tensors * 2 * 64 * 4096 * 4) as u64;
     assert_eq!(planned, sample, "the sampled windows of {} bytes", lens.iter().sum::<u64>());
+    assert_eq!(split.bytes(), sample, "the split knows what its orders read");
     let (mut read, mut replies) = (0u64, Vec::new());
     let run_here = &orders[..tensors / 10];
     for o in run_here {
@@ -327,10 +330,7 @@ fn a_sampled_diff_of_big_sets_reads_only_the_sample() {
         replies.push(reply);
     }
     assert_eq!(read, sample / 10, "exactly what was planned");
-    assert!(apply_compare(&mut d, &pairs[..run_here.len()], replies));
-    assert!(d.tensors[..run_here.len()]
-        .iter()
-        .all(|p| p.values.as_ref().is_some_and(|v| v.identical && v.compared == 64 * 4096)));
+    assert!(replies.iter().all(|r| matches!(r, Reply::Compare(v) if v.identical && v.compared == 64 * 4096)));
 }
 
 /// Gemma's converter stores its norms as `1 + w`: they compare equal to their Hugging Face

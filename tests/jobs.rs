@@ -148,9 +148,8 @@ fn a_file_that_shrank_since_it_was_opened_is_an_error_not_short_values() {
 #[test]
 fn work_orders_round_trip_and_merge_to_the_sequential_result() {
     use tensorscope::engine::hist_report::HistReport;
-    use tensorscope::engine::job::work::{
-        check_orders, histogram_orders, join_histogram, order_job, Order, Reply, TensorRef,
-    };
+    use tensorscope::engine::job::split::{check_split, histogram_split, Split};
+    use tensorscope::engine::job::work::{order_job, Order, Reply, TensorRef};
     for name in ["gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors", "gguf_v3_le.gguf"] {
         let bytes = std::fs::read(fixtures().join(name)).unwrap();
         let cp = open_one(name, &bytes);
@@ -179,8 +178,9 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             for sel in [Selection::Whole, Selection::Sample { budget_bytes: 4096 }] {
                 let Ok(job) = histogram_job(t, &sel, true) else { continue };
                 let seq = run(job, &[&bytes]).unwrap();
-                let orders = histogram_orders(&cp, t, &sel, true, 3).unwrap();
-                let joined = join_histogram(through_bytes(&orders)).unwrap();
+                let split = histogram_split(&cp, t, &sel, true, 3).unwrap();
+                let replies = through_bytes(split.orders());
+                let joined = split.merge(replies).unwrap();
                 let text = |s: &job::HistogramSink| HistReport::new(t, &s.values, 16, s.scales.as_ref()).to_text();
                 assert_eq!(text(&joined), text(&seq), "{name} {}", t.name);
                 histograms += 1;
@@ -228,8 +228,8 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
         }
         for (sha, scan) in [(true, true), (false, true), (true, false)] {
             let seq = run(check_job(&cp, sha, scan), &[&bytes]).unwrap();
-            let plan = check_orders(&cp, sha, scan, 4);
-            let replies = through_bytes(&plan.orders);
+            let plan = check_split(&cp, sha, scan, 4);
+            let replies = through_bytes(plan.orders());
             assert_eq!(plan.merge(replies).unwrap(), seq, "{name} sha {sha} scan {scan}");
         }
     }
@@ -301,7 +301,8 @@ fn results_do_not_depend_on_how_reads_are_cut_or_which_buffer_they_reuse() {
 /// order, read by one thread); the merged outcome is the sequential one.
 #[test]
 fn one_tensor_is_scanned_by_every_worker() {
-    use tensorscope::engine::job::work::{check_orders, order_job};
+    use tensorscope::engine::job::split::{check_split, Split};
+    use tensorscope::engine::job::work::order_job;
     // An f32 tensor of 24 MiB (24 pieces), one NaN and one infinity in it.
     let n = 6u64 << 20;
     let mut g = Gguf::header(3, 1, 0);
@@ -316,9 +317,9 @@ fn one_tensor_is_scanned_by_every_worker() {
     let counted = |s: &ScanOutcome| matches!(s, ScanOutcome::Counted(c) if (c.values, c.nan, c.inf) == (n, 1, 1));
     assert!(counted(&seq.scan.clone().unwrap()[0]), "{seq:?}");
     for workers in [2, 4] {
-        let plan = check_orders(&cp, false, true, workers);
-        assert!(plan.orders.len() >= workers, "{workers} workers, {} orders", plan.orders.len());
-        let replies = plan.orders.iter().map(|o| run(order_job(o).unwrap(), &[&bytes]).unwrap()).collect();
+        let plan = check_split(&cp, false, true, workers);
+        assert!(plan.orders().len() >= workers, "{workers} workers, {} orders", plan.orders().len());
+        let replies = plan.orders().iter().map(|o| run(order_job(o).unwrap(), &[&bytes]).unwrap()).collect();
         assert_eq!(plan.merge(replies).unwrap(), seq, "{workers} workers");
     }
 }

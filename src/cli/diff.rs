@@ -3,12 +3,10 @@
 
 use std::io::Write;
 
-use super::parallel::{map_units, threads};
-use super::source::run_job;
+use super::parallel::run_split;
 use crate::engine::diff::{by_layer, diff, totals, Diff, Status};
 use crate::engine::diff_report::DiffReport;
-use crate::engine::diff_values::{apply_arrays, apply_compare, array_orders, compare_orders};
-use crate::engine::job::work::{order_job, Order};
+use crate::engine::diff_values::{array_split, compare_split};
 use crate::engine::job::Values;
 use crate::engine::model::Checkpoint;
 
@@ -16,27 +14,12 @@ use crate::engine::model::Checkpoint;
 /// value orders on every core. Tensors that cannot be compared (a shape change, an undecodable
 /// dtype) keep their header status.
 pub fn compare(a: &Checkpoint, b: &Checkpoint, values: Option<Values>) -> Result<Diff, String> {
-    let mut d = diff(a, b);
     let paths: Vec<&str> = a.files.iter().chain(&b.files).map(|f| f.path.as_str()).collect();
     let lens: Vec<u64> = a.files.iter().chain(&b.files).map(|f| f.size).collect();
-    let run = |orders: &[Order]| {
-        map_units(orders.len(), threads(), |k| {
-            let job = order_job(&orders[k]).map_err(|e| e.to_string())?;
-            run_job(job, &paths, lens.clone(), |_| Ok(()))
-        })
-    };
     // Long metadata arrays whose kept items agree: their bytes settle it.
-    let (orders, pairs) = array_orders(&d, a, b);
-    if !apply_arrays(&mut d, a, &pairs, run(&orders)?) {
-        return Err("a reply is not two digests".into());
-    }
+    let d = run_split(array_split(&diff(a, b), a, b), &paths, &lens, "metadata arrays")?;
     let Some(values) = values else { return Ok(d) };
-    let (orders, pairs) = compare_orders(&d, a, b, values);
-    let replies = run(&orders)?;
-    if !apply_compare(&mut d, &pairs, replies) {
-        return Err("a reply is not a value diff".into());
-    }
-    Ok(d)
+    run_split(compare_split(&d, a, b, values), &paths, &lens, "comparing values")
 }
 
 /// Print the diff (JSON or text); `Ok(true)` when the two are the same.

@@ -1,14 +1,14 @@
-//! Every core: the engine's work orders (`engine::job::work`) taken by threads in turn, replies
-//! kept in order so they merge exactly as one sequential read would.
+//! Every core: the orders of an operation's split (`engine::job::split`) taken by threads in
+//! turn, replies kept in order so they merge exactly as one sequential read would.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::progress::Bar;
-use super::source::run_on_draining;
-use crate::engine::job::work::{check_orders, histogram_orders, join_histogram, order_job, Order, Reply};
-use crate::engine::job::Job;
-use crate::engine::job::{CheckOutcome, HistogramSink, ValuesError};
+use super::source::run_job;
+use crate::engine::job::split::{check_split, histogram_split, Split};
+use crate::engine::job::work::order_job;
+use crate::engine::job::{CheckOutcome, HistogramSink, Job};
 use crate::engine::model::{Checkpoint, Tensor};
 use crate::engine::plan::Selection;
 
@@ -50,38 +50,44 @@ pub fn map_units<T: Send>(
     results.into_iter().map(|r| r.unwrap_or_else(|| Err("a unit did not run".into()))).collect()
 }
 
-/// Every order on the threads, its replies in order; a progress bar (`what`) over their bytes.
-pub fn run_orders(cp: &Checkpoint, orders: &[Order], what: &str) -> Result<Vec<Reply>, String> {
-    let total = orders.iter().filter_map(|o| order_job(o).ok()).map(|j| j.progress().total).sum();
-    let bar = Bar::new(total, what);
-    map_units(orders.len(), threads(), |i| {
+/// A split's orders on the threads over the files `paths` (of `lens` bytes; a diff's B files
+/// after A's), merged in order; a progress bar (`what`) over the split's bytes.
+pub fn run_split<S: Split>(split: S, paths: &[&str], lens: &[u64], what: &str) -> Result<S::Output, String> {
+    let bar = Bar::new(split.bytes(), what);
+    let orders = split.orders();
+    let replies = map_units(orders.len(), threads(), |i| {
         let job = order_job(&orders[i]).map_err(|e| e.to_string())?;
         let mut last = 0;
-        run_on_draining(job, cp, |j| {
+        run_job(job, paths, lens.to_vec(), |j| {
             let done = j.progress().done;
             bar.add(done.saturating_sub(last));
             last = done;
             Ok(())
         })
-    })
+    })?;
+    split.merge(replies).ok_or_else(|| format!("{what}: a reply does not answer its order"))
+}
+
+/// [`run_split`] over the files of `cp`.
+pub fn run_split_on<S: Split>(split: S, cp: &Checkpoint, what: &str) -> Result<S::Output, String> {
+    let paths: Vec<&str> = cp.files.iter().map(|f| f.path.as_str()).collect();
+    let lens: Vec<u64> = cp.files.iter().map(|f| f.size).collect();
+    run_split(split, &paths, &lens, what)
 }
 
 /// The histogram of `sel` over `t`, its pieces read in parallel.
 pub fn histogram(cp: &Checkpoint, t: &Tensor, sel: &Selection, scales: bool) -> Result<HistogramSink, String> {
-    let bad = |e: ValuesError| format!("tensor '{}': {e}", t.name);
-    let orders = histogram_orders(cp, t, sel, scales, threads()).map_err(bad)?;
-    join_histogram(run_orders(cp, &orders, "histogram")?).ok_or_else(|| "a part's reply is not a histogram".into())
+    let split = histogram_split(cp, t, sel, scales, threads()).map_err(|e| format!("tensor '{}': {e}", t.name))?;
+    run_split_on(split, cp, "histogram")
 }
 
 /// The check's passes: every file hashed (files in parallel), every tensor scanned (pieces of
 /// tensors in parallel); the same outcome as the sequential check job.
 pub fn check(cp: &Checkpoint, sha256: bool, scan: bool) -> Result<CheckOutcome, String> {
-    let plan = check_orders(cp, sha256, scan, threads());
     let what = match (sha256, scan) {
         (true, true) => "hashing and scanning",
         (true, false) => "hashing",
         _ => "scanning",
     };
-    let replies = run_orders(cp, &plan.orders, what)?;
-    plan.merge(replies).ok_or_else(|| "a reply does not answer its order".into())
+    run_split_on(check_split(cp, sha256, scan, threads()), cp, what)
 }

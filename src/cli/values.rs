@@ -5,17 +5,15 @@ use std::io::Write;
 use super::args::{Args, Command};
 use super::source::run_on_draining;
 use crate::engine::hist_report::HistReport;
-use crate::engine::job::{npy_job, scan_target};
+use crate::engine::job::npy_job;
 use crate::engine::model::{Checkpoint, Tensor};
 
 /// Run `hist` or `export` on the opened checkpoint.
 pub fn run(args: &Args, cp: &Checkpoint, out: &mut dyn Write) -> Result<(), String> {
     let name = args.tensor.as_deref().unwrap_or_default();
     let t = cp.tensor(name).ok_or_else(|| no_such_tensor(cp, name))?;
-    let bad = |e: crate::engine::job::ValuesError| format!("tensor '{name}': {e}");
     match args.command {
         Command::Hist => {
-            scan_target(t, &args.selection).map_err(bad)?;
             let sink = super::parallel::histogram(cp, t, &args.selection, args.scales)?;
             let report = HistReport::new(t, &sink.values, args.bins, sink.scales.as_ref());
             let written =

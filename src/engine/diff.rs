@@ -61,7 +61,7 @@ pub struct Diff {
     /// Keys that differ: A's in A's order, then those only B has.
     pub metadata: Vec<MetaPair>,
     /// Array keys (A's and B's metadata indices) that agree in item type, length and the items
-    /// kept, but hold more: their bytes settle it ([`crate::diff_values::array_orders`]).
+    /// kept, but hold more: their bytes settle it ([`crate::diff_values::array_split`]).
     pub unsettled: Vec<(usize, usize)>,
 }
 

@@ -1,5 +1,5 @@
-//! Reading values in the browser: histograms, the check and `.npy` export as the engine's work
-//! orders, run on the worker pool or, where workers cannot run, one after the other on the page
+//! Reading values in the browser: histograms, the check, `.npy` export and value diffs as the
+//! engine's splits, run on the worker pool or, where workers cannot run, one after the other on the page
 //! (the same orders and merge either way), over the open files' sources (aligned with the
 //! checkpoint's files); metadata array pages on the page.
 
@@ -11,11 +11,12 @@ use super::driver::{run, Cancel};
 use super::source::Source;
 use super::workers::{OnPart, Pool};
 use crate::engine::diff::Diff;
-use crate::engine::diff_values::{apply_arrays, apply_compare, array_orders, compare_orders};
+use crate::engine::diff_values::{array_split, compare_split};
 use crate::engine::gguf::{Array, ArrayPage};
-use crate::engine::job::work::{check_orders, histogram_orders, join_histogram, order_job, Order, Reply, TensorRef};
+use crate::engine::job::split::{check_split, histogram_split, npy_split, Split};
+use crate::engine::job::work::{order_job, Order, Reply};
 use crate::engine::job::Values;
-use crate::engine::job::{array_items_job, npy_job, CheckOutcome, HistogramSink, Job, RunError, ValuesError};
+use crate::engine::job::{array_items_job, CheckOutcome, HistogramSink, Job, RunError, ValuesError};
 use crate::engine::model::{Checkpoint, Tensor};
 use crate::engine::plan::Selection;
 
@@ -48,33 +49,45 @@ impl From<ValuesError> for ReadError {
     }
 }
 
-/// Run `orders` over `sources`: on the worker pool, else one after the other on the page. Their
-/// replies in order, and the number of workers used (0: the page). `progress(done, total)` sums
-/// the orders' bytes; streamed output (`.npy`, a single order) goes to `on_part`.
-async fn run_orders(
-    orders: Vec<Order>,
+/// Run a split's orders over `sources` on the worker pool, else one after the other on the page
+/// (the same orders either way), and merge their replies; with the number of workers used (0:
+/// the page). `progress(done, total)` is in the split's bytes; streamed output (`.npy`) goes to
+/// `on_part`.
+async fn run_split<S: Split>(
+    split: S,
     sources: &[Source],
     cancel: &Cancel,
     progress: impl FnMut(u64, u64) + 'static,
     on_part: Option<OnPart>,
-) -> Result<(Vec<Reply>, usize), RunError> {
+) -> Result<(S::Output, usize), RunError> {
+    let total = split.bytes();
     let progress = Rc::new(RefCell::new(progress));
+    (progress.borrow_mut())(0, total);
+    let (replies, workers) = run_orders(split.orders(), total, sources, cancel, progress, on_part).await?;
+    let out = split.merge(replies).ok_or(RunError::Read("a reply does not answer its order".into()))?;
+    Ok((out, workers))
+}
+
+async fn run_orders(
+    orders: &[Order],
+    total: u64,
+    sources: &[Source],
+    cancel: &Cancel,
+    progress: Rc<RefCell<impl FnMut(u64, u64) + 'static>>,
+    on_part: Option<OnPart>,
+) -> Result<(Vec<Reply>, usize), RunError> {
     if let Some(pool) = Pool::get() {
         let p = progress.clone();
         let on_progress = move |d, n| (p.borrow_mut())(d, n);
-        match pool.run(orders.clone(), sources, cancel, on_progress, on_part.clone()).await {
+        match pool.run(orders.to_vec(), sources, cancel, on_progress, on_part.clone()).await {
             Ok(replies) => return Ok((replies, pool.size())),
             Err(Some(e)) => return Err(e),
             Err(None) => {} // the workers failed: read on the page
         }
     }
-    let mut jobs = Vec::with_capacity(orders.len());
-    for o in &orders {
-        jobs.push(order_job(o).map_err(|e| RunError::Read(e.to_string()))?);
-    }
-    let total: u64 = jobs.iter().map(|j| j.progress().total).sum();
-    let (mut done, mut replies) = (0, Vec::with_capacity(jobs.len()));
-    for job in jobs {
+    let (mut done, mut replies) = (0, Vec::with_capacity(orders.len()));
+    for o in orders {
+        let job = order_job(o).map_err(|e| RunError::Read(e.to_string()))?;
         let bytes = job.progress().total;
         let reply = run(job, sources, cancel, |j| {
             let out = j.take_output();
@@ -90,11 +103,6 @@ async fn run_orders(
     Ok((replies, 0))
 }
 
-/// Bytes an order reads.
-fn order_bytes(o: &Order) -> u64 {
-    order_job(o).map_or(0, |j| j.progress().total)
-}
-
 /// Histogram (and, for block-quantized types, the block-scale histogram when `scales`) of the
 /// selected values of `t`, with the number of workers used. `progress(done, total)` is in bytes
 /// of the plan.
@@ -105,15 +113,11 @@ pub async fn histogram(
     sel: &Selection,
     scales: bool,
     cancel: &Cancel,
-    mut progress: impl FnMut(u64, u64) + 'static,
+    progress: impl FnMut(u64, u64) + 'static,
 ) -> Result<(HistogramSink, usize), ReadError> {
     let workers = Pool::get().map_or(1, |p| p.size());
-    let orders = histogram_orders(cp, t, sel, scales, workers)?;
-    let total: u64 = orders.iter().map(order_bytes).sum();
-    progress(0, total);
-    let (replies, workers) = run_orders(orders, sources, cancel, progress, None).await?;
-    let sink = join_histogram(replies).ok_or(RunError::Read("a part is not a histogram".into()))?;
-    Ok((sink, workers))
+    let split = histogram_split(cp, t, sel, scales, workers)?;
+    Ok(run_split(split, sources, cancel, progress, None).await?)
 }
 
 /// The whole tensor as a `.npy` Blob built from chunk parts as they are decoded (float32 for
@@ -124,28 +128,22 @@ pub async fn npy_blob(
     cancel: &Cancel,
     progress: impl FnMut(u64, u64) + 'static,
 ) -> Result<web_sys::Blob, ReadError> {
-    npy_job(t)?; // refused as the page would refuse it, before any worker starts
-    let len = sources.get(t.file).map_or(0, Source::len);
-    let tensor = TensorRef::of(t, len).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
+    let split = npy_split(t, sources.get(t.file).map_or(0, Source::len))?;
     let parts = js_sys::Array::new();
     let sink = parts.clone();
     let on_part: OnPart = Rc::new(move |part| {
         sink.push(&part);
     });
-    let (replies, _) = run_orders(vec![Order::Npy { tensor }], sources, cancel, progress, Some(on_part)).await?;
-    for r in replies {
-        if let Reply::Npy(last) = r {
-            if !last.is_empty() {
-                parts.push(&browser::part(&last));
-            }
-        }
+    let (last, _) = run_split(split, sources, cancel, progress, Some(on_part)).await?;
+    if !last.is_empty() {
+        parts.push(&browser::part(&last));
     }
     browser::blob_of(&parts, "application/octet-stream").map_err(|e| ReadError::Run(RunError::Read(e)))
 }
 
 /// The check of `cp` (SHA-256 of every file, NaN/Inf scan of every tensor), with the number of
 /// workers used: files are hashed in parallel, tensors scanned in pieces. `progress(done,
-/// total)` is in bytes.
+/// total)` is in bytes, and starts with `(0, total)`.
 pub async fn check(
     cp: &Checkpoint,
     sources: &[Source],
@@ -155,10 +153,7 @@ pub async fn check(
     progress: impl FnMut(u64, u64) + 'static,
 ) -> Result<(CheckOutcome, usize), RunError> {
     let workers = Pool::get().map_or(1, |p| p.size());
-    let plan = check_orders(cp, sha256, scan, workers);
-    let (replies, workers) = run_orders(plan.orders.clone(), sources, cancel, progress, None).await?;
-    let out = plan.merge(replies).ok_or(RunError::Read("a reply does not answer its order".into()))?;
-    Ok((out, workers))
+    run_split(check_split(cp, sha256, scan, workers), sources, cancel, progress, None).await
 }
 
 /// Items `first..first + count` of a metadata array stored in file `file` (big-endian when
@@ -191,17 +186,11 @@ pub async fn compare_values(
     cancel: &Cancel,
     progress: impl FnMut(u64, u64) + 'static,
 ) -> Result<(Diff, usize), RunError> {
-    let (orders, pairs) = compare_orders(d, a, b, values);
     let sources: Vec<Source> = a_sources.iter().chain(b_sources).cloned().collect();
-    let (replies, workers) = run_orders(orders, &sources, cancel, progress, None).await?;
-    let mut out = d.clone();
-    if !apply_compare(&mut out, &pairs, replies) {
-        return Err(RunError::Read("a reply is not a value diff".into()));
-    }
-    Ok((out, workers))
+    run_split(compare_split(d, a, b, values), &sources, cancel, progress, None).await
 }
 
-/// The diff's long metadata arrays settled by their bytes (see `diff_values::array_orders`).
+/// The diff's long metadata arrays settled by their bytes (see `diff_values::array_split`).
 pub async fn settle_arrays(
     d: &Diff,
     a: &Checkpoint,
@@ -210,16 +199,10 @@ pub async fn settle_arrays(
     b_sources: &[Source],
     cancel: &Cancel,
 ) -> Result<Diff, RunError> {
-    let (orders, pairs) = array_orders(d, a, b);
-    let mut out = d.clone();
-    if orders.is_empty() {
-        out.unsettled.clear();
-        return Ok(out);
+    let split = array_split(d, a, b);
+    if split.orders().is_empty() {
+        return Ok(split.merge(vec![]).expect("no order, no reply"));
     }
     let sources: Vec<Source> = a_sources.iter().chain(b_sources).cloned().collect();
-    let (replies, _) = run_orders(orders, &sources, cancel, |_, _| {}, None).await?;
-    if !apply_arrays(&mut out, a, &pairs, replies) {
-        return Err(RunError::Read("a reply is not two digests".into()));
-    }
-    Ok(out)
+    Ok(run_split(split, &sources, cancel, |_, _| {}, None).await?.0)
 }

@@ -2,6 +2,8 @@
 //! tensor (each with progress, bytes/s and cancel), expected hashes compared per file, and the
 //! report exported as the JSON `tensorscope check --sha256 --scan --json` prints.
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -9,7 +11,7 @@ use leptos::task::spawn_local;
 
 use super::state::AppState;
 use crate::engine::check_report::{added_findings, expected_for, parse_expected_text};
-use crate::engine::job::{check_job, CheckOutcome, Job as _, ScanOutcome};
+use crate::engine::job::{CheckOutcome, ScanOutcome};
 use crate::engine::report::Report;
 use crate::engine::view::human_bytes;
 use crate::engine::viewer::severity_name;
@@ -90,11 +92,13 @@ pub fn CheckPanel() -> impl IntoView {
             error.set(Some("a file of this checkpoint is not open".into()));
             return;
         }
-        let total = check_job(&cp, sha, scan).progress().total;
         let started = now_ms();
-        job.set(Some(Pass { what: "starting".into(), done: 0, total, started }));
+        job.set(Some(Pass { what: "starting".into(), done: 0, total: 0, started }));
+        // The check's bytes: its first progress report says them.
+        let total = Rc::new(Cell::new(0u64));
         spawn_local(async move {
             let mut last = 0.0;
+            let seen = total.clone();
             let (files, tensors) = (cp.files.len(), cp.tensors.len());
             let c2 = c.clone();
             let passes = match (sha, scan) {
@@ -103,6 +107,7 @@ pub fn CheckPanel() -> impl IntoView {
                 _ => format!("NaN/Inf scan of {tensors} tensors"),
             };
             let result = check(&cp, &sources, sha, scan, &c, move |done, total| {
+                seen.set(total);
                 let now = now_ms();
                 if now - last > 100.0 && !c2.is_cancelled() {
                     last = now;
@@ -118,7 +123,7 @@ pub fn CheckPanel() -> impl IntoView {
             job.set(None);
             match result {
                 Ok((check, workers)) => {
-                    outcome.set(Some(Arc::new(Outcome { check, bytes: total, ms: now_ms() - started, workers })))
+                    outcome.set(Some(Arc::new(Outcome { check, bytes: total.get(), ms: now_ms() - started, workers })))
                 }
                 Err(e) => error.set(Some(format!("check failed: {e}"))),
             }

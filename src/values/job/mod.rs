@@ -21,6 +21,7 @@ mod runner;
 pub mod scaled;
 mod scan;
 mod sha256;
+pub mod split;
 pub use crate::wire;
 pub mod work;
 

@@ -1,28 +1,24 @@
 //! Work for other threads and Web Workers: orders that say what to read without the checkpoint
 //! (a tensor by dtype, shape and place; a file by index and length), the job that carries an
-//! order out, and its reply; the split of a histogram or a check into orders, and the merge of
-//! their replies. The CLI's threads and the browser's workers run the same orders and merge them
-//! the same way, in order, so both give the sequential result to the bit.
+//! order out, and its reply, as bytes a worker posts. How an operation is cut into orders and
+//! their replies merged is [`super::split`].
 
 use std::ops::Range;
 
-use super::check::CheckOutcome;
 use super::compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, Values};
 use super::npy::{npy_job, NpyJob};
 use super::scaled::{scaled_job, ScaleInput, ScaleMap, ScaledJob};
 use super::scan::{
-    read_ahead_within, scan_target, scan_targets, HistogramSink, NonFiniteScan, NonFiniteSink, ScanOutcome, ValueScan,
-    ValuesError,
+    read_ahead_within, scan_target, HistogramSink, NonFiniteScan, NonFiniteSink, ValueScan, ValuesError,
 };
 use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Progress};
 use crate::decode::BlockCodec;
-use crate::model::{Checkpoint, Dtype, Extent, Tensor};
+use crate::model::{Dtype, Extent, Tensor};
 use crate::plan::{Plan, Selection};
 use crate::range::ByteRange;
 use crate::safetensors::Dtype as StDtype;
-use crate::st_quant::scaled_values;
 use crate::step::FeedError;
 
 /// Pieces a histogram or scan order holds at most (a piece is at most 1 MiB): workers share even
@@ -30,9 +26,6 @@ use crate::step::FeedError;
 const ORDER_PIECES: u64 = 64;
 /// Orders one tensor is cut into at most (64 per 64 GiB: past that, orders hold more pieces).
 const MAX_ORDERS: u64 = 1 << 16;
-/// A scan order gathers small tensors up to this many bytes of data, or [`ORDER_UNITS`] of them.
-const ORDER_BYTES: u64 = 64 << 20;
-const ORDER_UNITS: usize = 4096;
 
 /// A tensor as an order names it: enough to plan its reads again (its extent is checked anew).
 #[derive(Clone, Debug, PartialEq)]
@@ -390,144 +383,6 @@ pub fn piece_ranges(plan: &Plan, workers: usize) -> Vec<Range<u64>> {
         plan.pieces.div_ceil(workers.max(1) as u64 * 4).clamp(1, ORDER_PIECES).max(plan.pieces.div_ceil(MAX_ORDERS));
     let n = plan.pieces.div_ceil(per).max(1);
     (0..n).map(|i| (i * per).min(plan.pieces)..((i + 1) * per).min(plan.pieces)).collect()
-}
-
-/// The orders of the histogram of `sel` over `t` (in a file of `file_len` bytes), for `workers`
-/// workers; with `scales`, the block scales' histogram too.
-pub fn histogram_orders(
-    cp: &Checkpoint,
-    t: &Tensor,
-    sel: &Selection,
-    scales: bool,
-    workers: usize,
-) -> Result<Vec<Order>, ValuesError> {
-    let len = |t: &Tensor| cp.files.get(t.file).map_or(0, |f| f.size);
-    let refer = |t: &Tensor| TensorRef::of(t, len(t)).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()));
-    match cp.tensor_index(&t.name).and_then(|i| scaled_values(cp, i)) {
-        Some(Err(why)) => return Err(ValuesError::Scheme(why)),
-        Some(Ok(s)) => {
-            let (plan, _) = scan_target(&s.weight, sel)?;
-            let weight = refer(&s.weight)?;
-            let inputs: Vec<(TensorRef, ScaleMap, bool)> = s
-                .inputs
-                .iter()
-                .map(|i| Ok((refer(&i.tensor)?, i.map, i.divide)))
-                .collect::<Result<_, ValuesError>>()?;
-            // Checked here, where the error can be shown, not in a worker.
-            scaled_job(&s.weight, &s.inputs, sel, HistogramSink::default(), 0..0)?;
-            let order =
-                |pieces| Order::Scaled { weight: weight.clone(), inputs: inputs.clone(), sel: sel.clone(), pieces };
-            return Ok(piece_ranges(&plan, workers).into_iter().map(order).collect());
-        }
-        None => {}
-    }
-    let (plan, _) = scan_target(t, sel)?;
-    let tensor = refer(t)?;
-    let order = |pieces| Order::Histogram { tensor: tensor.clone(), sel: sel.clone(), scales, pieces };
-    Ok(piece_ranges(&plan, workers).into_iter().map(order).collect())
-}
-
-/// The histogram of the replies to [`histogram_orders`], in their order: exactly the one a
-/// single sequential read gives. `None` when a reply is not a histogram.
-pub fn join_histogram(replies: Vec<Reply>) -> Option<HistogramSink> {
-    let parts: Option<Vec<HistogramSink>> = replies
-        .into_iter()
-        .map(|r| match r {
-            Reply::Histogram(h) => Some(*h),
-            _ => None,
-        })
-        .collect();
-    Some(HistogramSink::join(parts?))
-}
-
-/// A check cut into orders, and how their replies make its outcome.
-pub struct CheckOrders {
-    pub orders: Vec<Order>,
-    /// Whether files are hashed (the first orders, one per file).
-    sha256: bool,
-    /// Per tensor, when scanning: the outcome known without reading, or `None` (counted).
-    known: Option<Vec<Option<ScanOutcome>>>,
-    /// Per scan order, the tensor of each of its units.
-    unit_tensors: Vec<Vec<usize>>,
-}
-
-/// The orders of the check of `cp` (SHA-256 of every file, NaN/Inf scan of every tensor), for
-/// `workers` workers: files are hashed in parallel, tensors scanned in pieces.
-pub fn check_orders(cp: &Checkpoint, sha256: bool, scan: bool, workers: usize) -> CheckOrders {
-    let mut orders = Vec::new();
-    if sha256 {
-        orders.extend(cp.files.iter().enumerate().map(|(file, f)| Order::Sha256 { file, len: f.size }));
-    }
-    let mut unit_tensors = Vec::new();
-    let known = scan.then(|| {
-        let targets = scan_targets(cp);
-        // Orders small enough that every worker gets some, even of a set of one tensor.
-        let total: u64 = targets.iter().filter_map(|t| t.as_ref().ok()).map(|(p, _)| p.bytes).sum();
-        let order_bytes = ORDER_BYTES.min((total / (workers.max(1) as u64 * 4)).max(1));
-        let (mut units, mut tensors, mut bytes) = (Vec::new(), Vec::new(), 0u64);
-        for (i, target) in targets.iter().enumerate() {
-            let Ok((plan, _)) = target else { continue };
-            let Some(tref) = TensorRef::of(&cp.tensors[i], cp.files[plan.file].size) else { continue };
-            for pieces in piece_ranges(plan, workers) {
-                bytes += plan.bytes_of(pieces.clone());
-                units.push((tref.clone(), pieces));
-                tensors.push(i);
-                if bytes >= order_bytes || units.len() >= ORDER_UNITS {
-                    orders.push(Order::Scan { units: std::mem::take(&mut units) });
-                    unit_tensors.push(std::mem::take(&mut tensors));
-                    bytes = 0;
-                }
-            }
-        }
-        if !units.is_empty() {
-            orders.push(Order::Scan { units });
-            unit_tensors.push(tensors);
-        }
-        targets.into_iter().map(|t| t.err()).collect()
-    });
-    CheckOrders { orders, sha256, known, unit_tensors }
-}
-
-impl CheckOrders {
-    /// The check's outcome from the replies to its orders, in their order (`None` when a reply
-    /// does not answer its order).
-    pub fn merge(self, replies: Vec<Reply>) -> Option<CheckOutcome> {
-        if replies.len() != self.orders.len() {
-            return None;
-        }
-        let mut replies = replies.into_iter();
-        let mut out = CheckOutcome::default();
-        if self.sha256 {
-            let files = self.orders.iter().filter(|o| matches!(o, Order::Sha256 { .. })).count();
-            let digests: Option<Vec<String>> = replies
-                .by_ref()
-                .take(files)
-                .map(|r| match r {
-                    Reply::Sha256(d) => Some(d),
-                    _ => None,
-                })
-                .collect();
-            out.digests = Some(digests?);
-        }
-        if let Some(known) = self.known {
-            let mut sums: Vec<NonFiniteSink> = vec![NonFiniteSink::default(); known.len()];
-            for (tensors, reply) in self.unit_tensors.iter().zip(replies) {
-                let Reply::Scan(counts) = reply else { return None };
-                if counts.len() != tensors.len() {
-                    return None;
-                }
-                for (&t, c) in tensors.iter().zip(counts) {
-                    let s = &mut sums[t];
-                    s.values += c.values;
-                    s.nan += c.nan;
-                    s.inf += c.inf;
-                }
-            }
-            let outcomes = known.into_iter().zip(sums).map(|(k, sum)| k.unwrap_or(ScanOutcome::Counted(sum)));
-            out.scan = Some(outcomes.collect());
-        }
-        Some(out)
-    }
 }
 
 #[cfg(test)]
