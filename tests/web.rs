@@ -4,15 +4,17 @@
 
 use leptos::prelude::*;
 use tensorscope::engine::histogram::Bins;
+use tensorscope::engine::job::split::{histogram_split, npy_split, Split};
+use tensorscope::engine::job::work::{order_job, Reply};
+use tensorscope::engine::job::HistogramSink;
 use tensorscope::engine::model::{Checkpoint, Format};
 use tensorscope::engine::plan::Selection;
 use tensorscope::engine::range::ByteRange;
 use tensorscope::io::entries::Input;
 use tensorscope::io::open::open_inputs;
-use tensorscope::io::values::{array_items, histogram, npy_blob};
+use tensorscope::io::values::array_items;
 use tensorscope::io::{BlobSource, Cancel, RunError, Source};
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -25,6 +27,22 @@ const Q4K_NPY: &[u8] = include_bytes!("fixtures/values/gguf_all_types.gguf__t.Q4
 fn blob(bytes: &[u8]) -> web_sys::Blob {
     let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
     web_sys::Blob::new_with_u8_array_sequence(&parts).expect("blob")
+}
+
+/// The replies to a split's orders run by the browser's driver one after the other, as a worker
+/// runs them (their bytes read back as the page reads a worker's), merged.
+async fn run_here<S: Split>(split: S, sources: &[Source]) -> S::Output {
+    let mut replies = Vec::new();
+    for o in split.orders() {
+        let reply = tensorscope::io::run(order_job(o).unwrap(), sources, &Cancel::new(), |_| {}).await.unwrap();
+        replies.push(Reply::from_bytes(o, &reply.to_bytes()).expect("a reply survives bytes"));
+    }
+    split.merge(replies).expect("replies answer their orders")
+}
+
+/// The whole-tensor histogram of `t` (and its block scales) through the browser's driver.
+async fn histogram_here(cp: &Checkpoint, t: &tensorscope::engine::model::Tensor, sources: &[Source]) -> HistogramSink {
+    run_here(histogram_split(cp, t, &Selection::Whole, true, 3).unwrap(), sources).await
 }
 
 async fn open(name: &str, bytes: &[u8]) -> (Checkpoint, Vec<Source>) {
@@ -102,16 +120,20 @@ async fn opening_reports_progress_and_can_be_cancelled() {
 async fn histograms_and_npy_match_the_engine() {
     let (cp, src) = open("gguf_all_types.gguf", ALL_TYPES).await;
     let t = cp.tensor("t.Q4_K").unwrap();
-    let last = std::rc::Rc::new(std::cell::Cell::new((0, 0)));
-    let l = last.clone();
-    let (sink, _) =
-        histogram(&cp, t, &src, &Selection::Whole, true, &Cancel::new(), move |d, n| l.set((d, n))).await.unwrap();
+    assert_eq!(histogram_split(&cp, t, &Selection::Whole, true, 3).unwrap().bytes(), t.nbytes);
+    let sink = histogram_here(&cp, t, &src).await;
     assert_eq!(sink.values.stats.count, t.elems().unwrap());
     assert!(sink.scales.is_some_and(|s| s.stats.count > 0));
-    assert_eq!(last.get(), (t.nbytes, t.nbytes));
-    let npy = npy_blob(t, &src, &Cancel::new(), |_, _| {}).await.unwrap();
-    let buf = JsFuture::from(npy.array_buffer()).await.unwrap();
-    assert_eq!(js_sys::Uint8Array::new(&buf).to_vec(), Q4K_NPY);
+    // The .npy streams out in parts as it is decoded; the last part is the reply.
+    let split = npy_split(t, src[t.file].len()).unwrap();
+    let mut npy = Vec::new();
+    let order = &split.orders()[0];
+    let reply = tensorscope::io::run(order_job(order).unwrap(), &src, &Cancel::new(), |j| npy.extend(j.take_output()))
+        .await
+        .unwrap();
+    let Reply::Npy(last) = reply else { panic!("not an .npy reply") };
+    npy.extend(last);
+    assert_eq!(npy, Q4K_NPY);
 }
 
 /// A whole-tensor histogram of many reads through the browser's driver, whose next Blob read
@@ -333,8 +355,7 @@ async fn check_and_hist_in_the_browser_equal_the_cli_on_every_fixture() {
         assert_eq!(Report::check(&cp, &outcome, &[]).to_text(), entry["check"].as_str().unwrap(), "{set}: check");
         for (name, text) in entry["hist"].as_object().unwrap() {
             let t = cp.tensor(name).unwrap();
-            let (sink, _) =
-                histogram(&cp, t, &sources, &Selection::Whole, true, &Cancel::new(), |_, _| {}).await.unwrap();
+            let sink = histogram_here(&cp, t, &sources).await;
             let got = HistReport::new(t, &sink.values, 16, sink.scales.as_ref()).to_text();
             assert_eq!(got, text.as_str().unwrap(), "{set}: hist {name}");
             hists += 1;

@@ -2,13 +2,14 @@
 // Network first (so a new build shows at once), falling back to the cached copy when the
 // network or the server is gone. Only the app's own GET requests are handled: checkpoints read
 // by Range requests, and anything on other origins, go straight to the network.
-const CACHE = 'tensorscope-v5';
+const CACHE = 'tensorscope-v6';
 const SHELL = [
   './',
   'index.html',
   'tensorscope-web.js',
   'tensorscope-web_bg.wasm',
   'worker.js',
+  'inpage.js',
   'tensorscope-worker.js',
   'tensorscope-worker_bg.wasm',
   'style.css',

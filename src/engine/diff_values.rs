@@ -5,7 +5,7 @@
 use crate::diff::Diff;
 use crate::job::split::Split;
 use crate::job::work::{Order, Reply, TensorRef};
-use crate::job::{compare_job, Job, Values};
+use crate::job::{compare_plan, Values};
 use crate::model::Checkpoint;
 
 /// A diff's pairs compared value for value: its merge is the diff with their values.
@@ -25,14 +25,14 @@ pub fn compare_split(d: &Diff, a: &Checkpoint, b: &Checkpoint, values: Values) -
         let (Some(ia), Some(ib)) = (p.a, p.b) else { continue };
         let (ta, tb) = (&a.tensors[ia], &b.tensors[ib]);
         // Only pairs whose job can be built: both decodable and located, shapes that pair up.
-        let Ok(job) = compare_job(ta, tb, a.files.len(), values, p.pairing) else { continue };
+        let Ok(plan) = compare_plan(ta, tb, a.files.len(), values, p.pairing) else { continue };
         let (Some(ra), Some(mut rb)) =
             (TensorRef::of(ta, a.files[ta.file].size), TensorRef::of(tb, b.files[tb.file].size))
         else {
             continue;
         };
         rb.file += a.files.len();
-        bytes = bytes.saturating_add(job.progress().total);
+        bytes = bytes.saturating_add(plan.bytes());
         orders.push(Order::Compare { a: ra, b: rb, values, pairing: p.pairing });
         pairs.push(i);
     }

@@ -123,7 +123,7 @@ pub fn plan_pieces(data: &[u8]) {
     let Some(len) = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).and_then(|e| dtype.nbytes(e)) else { return };
     let Ok(extent) = Extent::check(&dtype, &shape, offset, len, file_len) else { return };
     let sel = selection_of(data[2], u64_at(data, 43) % (extent.elems() + 2), u64_at(data, 51) % (extent.elems() + 2));
-    let Ok(p) = plan(3, &extent, &codec, &sel) else { return };
+    let Ok(p) = plan(3, &extent, (codec.block_elems as u64, codec.block_bytes as u64), &sel) else { return };
     let (range, bb) = (extent.range(), codec.block_bytes as u64);
     let check = |i: u64, prev_end: u64| {
         let x = p.piece(i).expect("pieces below the count exist");

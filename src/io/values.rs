@@ -1,7 +1,7 @@
 //! Reading values in the browser: histograms, the check, `.npy` export and value diffs as the
-//! engine's splits, run on the worker pool or, where workers cannot run, one after the other on the page
-//! (the same orders and merge either way), over the open files' sources (aligned with the
-//! checkpoint's files); metadata array pages on the page.
+//! engine's splits, run on the worker pool or, where workers cannot run, on the workers' wasm
+//! loaded on the page (the same orders and merge either way), over the open files' sources
+//! (aligned with the checkpoint's files); metadata array pages on the page.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -14,9 +14,9 @@ use crate::engine::diff::Diff;
 use crate::engine::diff_values::{array_split, compare_split};
 use crate::engine::gguf::{Array, ArrayPage};
 use crate::engine::job::split::{check_split, histogram_split, npy_split, Split};
-use crate::engine::job::work::{order_job, Order, Reply};
+use crate::engine::job::work::{Order, Reply};
 use crate::engine::job::Values;
-use crate::engine::job::{array_items_job, CheckOutcome, HistogramSink, Job, RunError, ValuesError};
+use crate::engine::job::{array_items_job, CheckOutcome, HistogramSink, RunError, ValuesError};
 use crate::engine::model::{Checkpoint, Tensor};
 use crate::engine::plan::Selection;
 
@@ -49,10 +49,9 @@ impl From<ValuesError> for ReadError {
     }
 }
 
-/// Run a split's orders over `sources` on the worker pool, else one after the other on the page
-/// (the same orders either way), and merge their replies; with the number of workers used (0:
-/// the page). `progress(done, total)` is in the split's bytes; streamed output (`.npy`) goes to
-/// `on_part`.
+/// Run a split's orders over `sources` and merge their replies; with the number of workers used
+/// (0: the page). `progress(done, total)` is in the split's bytes; streamed output (`.npy`) goes
+/// to `on_part`.
 async fn run_split<S: Split>(
     split: S,
     sources: &[Source],
@@ -63,43 +62,36 @@ async fn run_split<S: Split>(
     let total = split.bytes();
     let progress = Rc::new(RefCell::new(progress));
     (progress.borrow_mut())(0, total);
-    let (replies, workers) = run_orders(split.orders(), total, sources, cancel, progress, on_part).await?;
+    let (replies, workers) = run_orders(split.orders(), sources, cancel, progress, on_part).await?;
     let out = split.merge(replies).ok_or(RunError::Read("a reply does not answer its order".into()))?;
     Ok((out, workers))
 }
 
+/// The replies to `orders`, from the worker pool, else from the workers' wasm loaded on the page
+/// (the same orders and messages either way); with the number of workers used.
 async fn run_orders(
     orders: &[Order],
-    total: u64,
     sources: &[Source],
     cancel: &Cancel,
     progress: Rc<RefCell<impl FnMut(u64, u64) + 'static>>,
     on_part: Option<OnPart>,
 ) -> Result<(Vec<Reply>, usize), RunError> {
+    let p = progress.clone();
+    let on_progress = move |d, n| (p.borrow_mut())(d, n);
     if let Some(pool) = Pool::get() {
-        let p = progress.clone();
-        let on_progress = move |d, n| (p.borrow_mut())(d, n);
-        match pool.run(orders.to_vec(), sources, cancel, on_progress, on_part.clone()).await {
+        match pool.run(orders.to_vec(), sources, cancel, on_progress.clone(), on_part.clone()).await {
             Ok(replies) => return Ok((replies, pool.size())),
             Err(Some(e)) => return Err(e),
             Err(None) => {} // the workers failed: read on the page
         }
     }
-    let (mut done, mut replies) = (0, Vec::with_capacity(orders.len()));
-    for o in orders {
-        let job = order_job(o).map_err(|e| RunError::Read(e.to_string()))?;
-        let bytes = job.progress().total;
-        let reply = run(job, sources, cancel, |j| {
-            let out = j.take_output();
-            if let (false, Some(f)) = (out.is_empty(), &on_part) {
-                f(js_sys::Uint8Array::from(out.as_slice()));
-            }
-            (progress.borrow_mut())(done + j.progress().done, total);
-        })
-        .await?;
-        done += bytes;
-        replies.push(reply);
-    }
+    let unavailable =
+        || RunError::Read("values cannot be read here: neither Web Workers nor the workers' wasm start".into());
+    let pool = Pool::on_page().await.ok_or_else(unavailable)?;
+    let replies = pool
+        .run(orders.to_vec(), sources, cancel, on_progress, on_part)
+        .await
+        .map_err(|e| e.unwrap_or_else(unavailable))?;
     Ok((replies, 0))
 }
 

@@ -3,8 +3,9 @@
 //! `tensorscope-worker.js`, built for speed from `src/worker/`, served next to the viewer) and reads its own slices of the files: a `File` is structured-cloneable,
 //! a remote file travels as its pinned URL. Orders go out in turn, up to `ORDERS_PER_WORKER`
 //! to a worker at a time; replies come back as bytes and are merged in order, so results equal
-//! the sequential job's to the bit. Where workers cannot start, [`Pool::get`] is `None` and
-//! callers run the sequential job on the page instead.
+//! the sequential job's to the bit. Where workers cannot start, [`Pool::on_page`] loads the
+//! workers' wasm on the page itself (`inpage.js`) and hands it the same messages: the page's own
+//! wasm holds no decoder.
 //!
 //! Messages: page → worker `{id, order, sources}` (the order as bytes, `Order::to_bytes`) and `{cancel: id}`;
 //! worker → page `{id, progress: [done, total]}` and `{id, part}` (streamed output), then `{id, reply, read, requests}` (bytes
@@ -49,9 +50,26 @@ struct Pending {
     part: Option<OnPart>,
 }
 
+/// Where the pool's messages go: a worker, or the workers' wasm on the page (its
+/// `serve_on_page`, and the callback its answers go to).
+#[derive(Clone)]
+enum Port {
+    Worker(Worker),
+    Page { serve: Function, answer: Function },
+}
+
+impl Port {
+    fn post(&self, msg: &JsValue) -> Result<(), JsValue> {
+        match self {
+            Port::Worker(w) => w.post_message(msg),
+            Port::Page { serve, answer } => serve.call2(&JsValue::NULL, msg, answer).map(|_| ()),
+        }
+    }
+}
+
 /// The page's workers.
 pub struct Pool {
-    workers: Vec<Worker>,
+    workers: Vec<Port>,
     pending: Rc<RefCell<HashMap<u32, Pending>>>,
     next_id: Cell<u32>,
     /// Set when a worker fails to start (no script, no wasm): the pool is not used again.
@@ -60,6 +78,8 @@ pub struct Pool {
 
 thread_local! {
     static POOL: RefCell<Option<Option<Rc<Pool>>>> = const { RefCell::new(None) };
+    /// The workers' wasm on the page, once loaded (or failed to).
+    static ON_PAGE: RefCell<Option<Promise>> = const { RefCell::new(None) };
 }
 
 impl Pool {
@@ -70,9 +90,22 @@ impl Pool {
         (!pool.broken.get()).then_some(pool)
     }
 
-    /// Workers in the pool.
+    /// Workers in the pool (0: the page itself).
     pub fn size(&self) -> usize {
-        self.workers.len()
+        self.workers.iter().filter(|p| matches!(p, Port::Worker(_))).count()
+    }
+
+    /// A pool of one that runs the workers' wasm on the page, for where workers cannot start:
+    /// `inpage.js` (beside `worker.js`) loads it on first use. `None` when it cannot load.
+    pub async fn on_page() -> Option<Rc<Pool>> {
+        let loaded = ON_PAGE.with(|p| p.borrow_mut().get_or_insert_with(load_on_page).clone());
+        let serve: Function = JsFuture::from(loaded).await.ok()?.dyn_into().ok()?;
+        let pending: Rc<RefCell<HashMap<u32, Pending>>> = Rc::default();
+        let pend = pending.clone();
+        let answer = Closure::<dyn FnMut(JsValue)>::new(move |msg: JsValue| answer(&pend, &msg));
+        let answer: Function = answer.into_js_value().unchecked_into();
+        let port = Port::Page { serve, answer };
+        Some(Rc::new(Pool { workers: vec![port], pending, next_id: Cell::new(1), broken: Rc::default() }))
     }
 
     fn start() -> Option<Rc<Pool>> {
@@ -100,7 +133,7 @@ impl Pool {
             });
             w.set_onerror(Some(on_error.as_ref().unchecked_ref()));
             on_error.forget();
-            workers.push(w);
+            workers.push(Port::Worker(w));
         }
         Some(Rc::new(Pool { workers, pending, next_id: Cell::new(1), broken }))
     }
@@ -175,7 +208,7 @@ impl Pool {
             // next progress message: a stalled read sends none.
             let worker = self.workers[w].clone();
             cancel.on_cancel(move || {
-                let _ = worker.post_message(&object(&[("cancel", JsValue::from(id))]));
+                let _ = worker.post(&object(&[("cancel", JsValue::from(id))]));
             });
             let state = s.clone();
             let on_progress = Rc::new(move |done, total| {
@@ -192,7 +225,7 @@ impl Pool {
                 ("order", Uint8Array::from(orders[i].to_bytes().as_slice()).into()),
                 ("sources", sources_js.into()),
             ]);
-            if self.workers[w].post_message(&msg).is_err() {
+            if self.workers[w].post(&msg).is_err() {
                 self.pending.borrow_mut().remove(&id);
                 *s.error.borrow_mut() = Some(None);
                 return;
@@ -282,8 +315,44 @@ fn read_answer(order: &Order, answer: &JsValue, sources: &[Source]) -> Result<Re
 /// `worker.js` beside the wasm: relative to the page, or to the JS API module when a page loads
 /// the engine from elsewhere (`tensorscope.mjs` sets `__tensorscopeBase`).
 fn worker_url() -> String {
+    beside("worker.js")
+}
+
+/// The URL of `file`, served beside the engine's files.
+fn beside(file: &str) -> String {
     js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("__tensorscopeBase"))
         .ok()
         .and_then(|b| b.as_string())
-        .map_or_else(|| "worker.js".to_owned(), |base| format!("{base}worker.js"))
+        .map_or_else(|| file.to_owned(), |base| format!("{base}{file}"))
+}
+
+/// Load `inpage.js` as a module script: the promise of the workers' `serve_on_page` it
+/// announces, rejected when the script cannot load.
+fn load_on_page() -> Promise {
+    Promise::new(&mut |resolve, reject| {
+        let (Some(window), Some(head)) =
+            (web_sys::window(), web_sys::window().and_then(|w| w.document()).and_then(|d| d.head()))
+        else {
+            let _ = reject.call1(&JsValue::NULL, &JsValue::from_str("not a page"));
+            return;
+        };
+        let on_ready = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+            let _ = resolve.call1(&JsValue::NULL, &get(&e, "detail"));
+        });
+        let _ = window.add_event_listener_with_callback("tensorscope-inpage", on_ready.as_ref().unchecked_ref());
+        on_ready.forget();
+        let Ok(script) = head.owner_document().map_or(Err(JsValue::NULL), |d| d.create_element("script")) else {
+            let _ = reject.call1(&JsValue::NULL, &JsValue::from_str("no script element"));
+            return;
+        };
+        let failed = reject.clone();
+        let on_error = Closure::<dyn FnMut(JsValue)>::new(move |_| {
+            let _ = failed.call1(&JsValue::NULL, &JsValue::from_str("inpage.js did not load"));
+        });
+        let _ = script.add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref());
+        on_error.forget();
+        let _ = script.set_attribute("type", "module");
+        let _ = script.set_attribute("src", &beside("inpage.js"));
+        let _ = head.append_child(&script);
+    })
 }

@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 
 use super::state::AppState;
 use super::{CopyButton, HistogramChart, ProgressBar};
-use crate::engine::decode::codec_for;
+use crate::engine::decode::layout;
 use crate::engine::hidden_text::reveal;
 use crate::engine::histogram::Histogram;
 use crate::engine::plan::{Selection, DEFAULT_SAMPLE_BYTES};
@@ -143,7 +143,7 @@ pub fn TensorDetail() -> impl IntoView {
     Effect::new(move |_| {
         let Some(name) = state.selected.get() else { return };
         let readable = state.cp.with_untracked(|cp| {
-            cp.as_ref().and_then(|cp| cp.tensor(&name)).is_some_and(|t| t.data.is_ok() && codec_for(&t.dtype).is_some())
+            cp.as_ref().and_then(|cp| cp.tensor(&name)).is_some_and(|t| t.data.is_ok() && layout(&t.dtype).is_some())
         });
         result.set(None);
         if readable {
@@ -163,7 +163,7 @@ pub fn TensorDetail() -> impl IntoView {
         let t = tensor()?;
         let file =
             state.cp.with(|cp| cp.as_ref().and_then(|cp| cp.files.get(t.file)).map(|f| base_name(&f.path).to_owned()));
-        let decodable = codec_for(&t.dtype).is_some();
+        let decodable = layout(&t.dtype).is_some();
         // Logical: the weights a packed tensor holds, none for scales.
         let index = state.cp.with(|cp| cp.as_ref()?.tensor_index(&t.name));
         let params = state.digest.with(|d| d.as_ref()?.params.get(index?).copied());

@@ -35,6 +35,26 @@ impl std::fmt::Debug for CodeCounts {
     }
 }
 
+/// The codec whose codes a histogram of `dtype` counts ([`CodeCounts`]): the elementwise 1- and
+/// 2-byte types, found without the block types' decoders (the page merges code counts; only the
+/// workers decode blocks).
+pub fn code_codec(dtype: &crate::model::Dtype) -> Option<BlockCodec> {
+    use super::decode::{ggml, st_dtypes};
+    use crate::model::Dtype;
+    let codec = match dtype {
+        Dtype::Safetensors(d) => st_dtypes::codec(*d),
+        Dtype::Ggml(t) => match t.0 {
+            1 => ggml::F16,
+            24 => ggml::I8,
+            25 => ggml::I16,
+            30 => ggml::BF16,
+            _ => return None,
+        },
+        Dtype::Unknown(_) => return None,
+    };
+    (codec.block_elems == 1 && matches!(codec.block_bytes, 1 | 2)).then_some(codec)
+}
+
 impl CodeCounts {
     /// Code counting for values stored as `codec`, when each value is one 1- or 2-byte code.
     pub fn for_codec(codec: &BlockCodec) -> Option<CodeCounts> {

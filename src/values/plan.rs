@@ -2,7 +2,6 @@
 //! sample spread over it. A plan states exactly which elements it covers, and computes its
 //! pieces one at a time: its memory does not grow with the tensor.
 
-use super::decode::BlockCodec;
 use super::model::Extent;
 use super::range::ByteRange;
 
@@ -71,7 +70,7 @@ pub struct Plan {
 /// Why a selection cannot be planned.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlanError {
-    /// The codec's blocks do not tile the extent (a codec that is not the tensor's dtype's).
+    /// The blocks do not tile the extent (blocks that are not the tensor's dtype's).
     BadLayout,
     /// An element range outside `0..tensor_elems`, or empty.
     BadRange { start: u64, end: u64, elems: u64 },
@@ -88,10 +87,11 @@ impl std::fmt::Display for PlanError {
     }
 }
 
-/// Plan the reads of `sel` over the extent `data` of a tensor in file `file`, stored as
-/// `codec` blocks. Nothing is allocated: pieces are computed by [`Plan::piece`].
-pub fn plan(file: usize, data: &Extent, codec: &BlockCodec, sel: &Selection) -> Result<Plan, PlanError> {
-    let (be, bb) = (codec.block_elems as u64, codec.block_bytes as u64);
+/// Plan the reads of `sel` over the extent `data` of a tensor in file `file`, stored in blocks
+/// of `block = (elements, bytes)` ([`crate::decode::layout`]). Nothing is allocated: pieces
+/// are computed by [`Plan::piece`].
+pub fn plan(file: usize, data: &Extent, block: (u64, u64), sel: &Selection) -> Result<Plan, PlanError> {
+    let (be, bb) = block;
     let (elems, range) = (data.elems(), data.range());
     if be == 0 || bb == 0 || elems % be != 0 || (elems / be).checked_mul(bb) != Some(range.len()) {
         return Err(PlanError::BadLayout);
@@ -198,9 +198,12 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::ggml;
     use crate::gguf::GgmlType;
     use crate::model::Dtype;
+
+    /// The blocks of Q4_K and Q8_0.
+    const Q4_K: (u64, u64) = (256, 144);
+    const Q8_0: (u64, u64) = (32, 34);
 
     fn q4k(rows: u64) -> Extent {
         let dtype = Dtype::Ggml(GgmlType(12));
@@ -211,7 +214,7 @@ mod tests {
     #[test]
     fn whole_tensors_are_read_in_bounded_block_aligned_pieces() {
         let e = q4k(1024);
-        let p = plan(0, &e, &ggml::Q4_K, &Selection::Whole).unwrap();
+        let p = plan(0, &e, Q4_K, &Selection::Whole).unwrap();
         assert_eq!((p.elems, p.bytes), (4096 * 1024, e.range().len()));
         let pieces: Vec<Piece> = p.iter().collect();
         assert_eq!(pieces.len() as u64, p.pieces);
@@ -225,21 +228,21 @@ mod tests {
     #[test]
     fn element_ranges_cover_exactly_the_elements_asked() {
         let e = q4k(4);
-        let p = plan(0, &e, &ggml::Q4_K, &Selection::Elements { start: 300, end: 700 }).unwrap();
+        let p = plan(0, &e, Q4_K, &Selection::Elements { start: 300, end: 700 }).unwrap();
         assert_eq!(p.elems, 400);
         let first = p.piece(0).unwrap();
         assert_eq!(first.skip, 300 - 256);
         assert_eq!(first.first_elem, 300);
         assert_eq!(first.bytes, ByteRange::at(1000 + 144, 2 * 144));
-        assert!(plan(0, &e, &ggml::Q4_K, &Selection::Elements { start: 5, end: 5 }).is_err());
-        assert!(plan(0, &e, &ggml::Q4_K, &Selection::Elements { start: 0, end: 4096 * 4 + 1 }).is_err());
+        assert!(plan(0, &e, Q4_K, &Selection::Elements { start: 5, end: 5 }).is_err());
+        assert!(plan(0, &e, Q4_K, &Selection::Elements { start: 0, end: 4096 * 4 + 1 }).is_err());
     }
 
     #[test]
     fn element_ranges_across_many_pieces_keep_every_element_once() {
         let e = q4k(4096);
         let (start, end) = (1_000_003, 9_999_999);
-        let p = plan(0, &e, &ggml::Q4_K, &Selection::Elements { start, end }).unwrap();
+        let p = plan(0, &e, Q4_K, &Selection::Elements { start, end }).unwrap();
         let mut next = start;
         for x in p.iter() {
             assert_eq!(x.first_elem, next);
@@ -251,7 +254,7 @@ mod tests {
     #[test]
     fn samples_stay_within_budget_and_spread() {
         let e = q4k(100_000);
-        let p = plan(0, &e, &ggml::Q4_K, &Selection::Sample { budget_bytes: 4 << 20 }).unwrap();
+        let p = plan(0, &e, Q4_K, &Selection::Sample { budget_bytes: 4 << 20 }).unwrap();
         assert!(p.bytes <= 4 << 20 && p.bytes > 3 << 20, "{}", p.bytes);
         let pieces: Vec<Piece> = p.iter().collect();
         assert!(pieces.last().unwrap().bytes.start > e.range().start + e.range().len() / 2);
@@ -260,7 +263,7 @@ mod tests {
         assert!(pieces.iter().all(|x| x.bytes.end <= e.range().end));
         assert_eq!(pieces.iter().map(|x| x.bytes.len()).sum::<u64>(), p.bytes);
         let small = q4k(2);
-        assert_eq!(plan(0, &small, &ggml::Q4_K, &Selection::Sample { budget_bytes: 1 << 20 }).unwrap().elems, 8192);
+        assert_eq!(plan(0, &small, Q4_K, &Selection::Sample { budget_bytes: 1 << 20 }).unwrap().elems, 8192);
     }
 
     #[test]
@@ -269,15 +272,15 @@ mod tests {
         let blocks = (64u64 << 40) / 34;
         let dtype = Dtype::Ggml(GgmlType(8));
         let e = Extent::check(&dtype, &[blocks * 32], 0, blocks * 34, u64::MAX).unwrap();
-        let p = plan(0, &e, &ggml::Q8_0, &Selection::Whole).unwrap();
+        let p = plan(0, &e, Q8_0, &Selection::Whole).unwrap();
         assert!(p.pieces > 60_000_000);
         assert_eq!(p.piece(p.pieces - 1).unwrap().bytes.end, blocks * 34);
         assert_eq!(p.piece(p.pieces), None);
     }
 
     #[test]
-    fn codecs_that_do_not_tile_the_extent_are_refused() {
+    fn blocks_that_do_not_tile_the_extent_are_refused() {
         let e = q4k(4);
-        assert_eq!(plan(0, &e, &ggml::Q8_0, &Selection::Whole), Err(PlanError::BadLayout));
+        assert_eq!(plan(0, &e, Q8_0, &Selection::Whole), Err(PlanError::BadLayout));
     }
 }

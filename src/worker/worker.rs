@@ -1,6 +1,8 @@
 //! Inside a worker of the page's pool: `worker.js` loads this wasm and calls
 //! [`worker_main`], which runs each order posted by the page with the same driver the page uses
-//! and posts back progress and the reply's bytes.
+//! and posts back progress and the reply's bytes. Where workers cannot start, `inpage.js` loads
+//! this wasm on the page itself and hands each message to [`serve_on_page`]: the same orders,
+//! answered through a callback.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -28,26 +30,45 @@ thread_local! {
 /// Start serving orders: `early` holds the messages that arrived while the wasm loaded.
 #[wasm_bindgen]
 pub fn worker_main(early: Array) {
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|e: MessageEvent| handle(e.data()));
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|e: MessageEvent| handle(e.data(), Outlet::Worker));
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     for e in early.iter() {
-        handle(get(&e, "data"));
+        handle(get(&e, "data"), Outlet::Worker);
     }
+}
+
+/// Serve one message of the page's pool on the page itself: what a worker would post back goes
+/// to `answer`.
+#[wasm_bindgen]
+pub fn serve_on_page(msg: JsValue, answer: js_sys::Function) {
+    handle(msg, Outlet::Page(answer));
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
-fn post(msg: &JsValue, transfer: Option<&JsValue>) {
-    let _ = match transfer {
-        Some(t) => scope().post_message_with_transfer(msg, &Array::of1(t)),
-        None => scope().post_message(msg),
-    };
+/// Where the answers to an order go.
+#[derive(Clone)]
+enum Outlet {
+    /// Posted to the page that runs this worker.
+    Worker,
+    /// Handed to the page's callback (this wasm runs on the page).
+    Page(js_sys::Function),
 }
 
-fn handle(msg: JsValue) {
+impl Outlet {
+    fn post(&self, msg: &JsValue, transfer: Option<&JsValue>) {
+        let _ = match (self, transfer) {
+            (Outlet::Worker, Some(t)) => scope().post_message_with_transfer(msg, &Array::of1(t)),
+            (Outlet::Worker, None) => scope().post_message(msg),
+            (Outlet::Page(answer), _) => answer.call1(&JsValue::NULL, msg).map(|_| ()),
+        };
+    }
+}
+
+fn handle(msg: JsValue, out: Outlet) {
     if let Some(id) = get(&msg, "cancel").as_f64() {
         RUNNING.with(|r| r.borrow().get(&(id as u32)).map(Cancel::cancel));
         return;
@@ -55,7 +76,7 @@ fn handle(msg: JsValue) {
     let Some(id) = get(&msg, "id").as_f64().map(|v| v as u32) else { return };
     wasm_bindgen_futures::spawn_local(async move {
         let meter = Meter::default();
-        let answer = match serve(id, &msg, &meter).await {
+        let answer = match serve(id, &msg, &meter, &out).await {
             Ok((reply, sources)) => {
                 let bytes = Uint8Array::from(reply.as_slice());
                 let read: Array = sources.iter().map(|s| JsValue::from(s.bytes_read() as f64)).collect();
@@ -65,7 +86,7 @@ fn handle(msg: JsValue) {
                     ("read", read.into()),
                     ("requests", JsValue::from(meter.requests() as f64)),
                 ];
-                post(&object(&fields), Some(&bytes.buffer()));
+                out.post(&object(&fields), Some(&bytes.buffer()));
                 return;
             }
             Err(e) => e,
@@ -76,12 +97,12 @@ fn handle(msg: JsValue) {
             ("error", JsValue::from_str(&answer.to_string())),
             ("cancelled", JsValue::from(cancelled)),
         ];
-        post(&object(&fields), None);
+        out.post(&object(&fields), None);
     });
 }
 
 /// Run the order in `msg`: its reply's bytes, and the sources it read.
-async fn serve(id: u32, msg: &JsValue, meter: &Meter) -> Result<(Vec<u8>, Vec<Source>), RunError> {
+async fn serve(id: u32, msg: &JsValue, meter: &Meter, out: &Outlet) -> Result<(Vec<u8>, Vec<Source>), RunError> {
     let bad = |what: &str| RunError::Read(format!("the page sent {what}"));
     let order = get(msg, "order")
         .dyn_into::<Uint8Array>()
@@ -96,17 +117,17 @@ async fn serve(id: u32, msg: &JsValue, meter: &Meter) -> Result<(Vec<u8>, Vec<So
     RUNNING.with(|r| r.borrow_mut().insert(id, cancel.clone()));
     let mut last = 0.0;
     let result = run(job, &sources, &cancel, |j| {
-        let out = j.take_output();
-        if !out.is_empty() {
-            let part = Uint8Array::from(out.as_slice());
-            post(&object(&[("id", JsValue::from(id)), ("part", part.clone().into())]), Some(&part.buffer()));
+        let output = j.take_output();
+        if !output.is_empty() {
+            let part = Uint8Array::from(output.as_slice());
+            out.post(&object(&[("id", JsValue::from(id)), ("part", part.clone().into())]), Some(&part.buffer()));
         }
         let now = now_ms();
         if now - last > PROGRESS_MS {
             last = now;
             let p = j.progress();
             let progress = Array::of2(&JsValue::from(p.done as f64), &JsValue::from(p.total as f64));
-            post(&object(&[("id", JsValue::from(id)), ("progress", progress.into())]), None);
+            out.post(&object(&[("id", JsValue::from(id)), ("progress", progress.into())]), None);
         }
     })
     .await;

@@ -17,7 +17,7 @@ test('the service worker serves the app offline after the first visit', async ()
   // token) is not kept under its query.
   await v.open('', { sample: 'gguf_all_types.gguf' });
   await v.open();
-  const keys = await page.evaluate(async () => (await (await caches.open('tensorscope-v5')).keys()).map((r) => r.url));
+  const keys = await page.evaluate(async () => (await (await caches.open('tensorscope-v6')).keys()).map((r) => r.url));
   const cached = keys.map((k) => new URL(k).pathname);
   for (const f of ['/tensorscope-web_bg.wasm', '/worker.js', '/tensorscope-worker.js', '/tensorscope-worker_bg.wasm']) {
     assert.ok(cached.includes(f), `${f} in ${cached}`);

@@ -7,6 +7,11 @@
 use super::{bf16_le, f16_le, f32_le, groups, iquants, BlockCodec};
 use crate::gguf::GgmlType;
 
+/// Whether [`codec`] decodes `t` (without naming its decoder).
+pub fn decodable(t: GgmlType) -> bool {
+    matches!(t.0, 0..=3 | 6..=30 | 34 | 35 | 39..=42)
+}
+
 /// The codec of GGML type `t`, when Tensorscope can decode it.
 pub fn codec(t: GgmlType) -> Option<BlockCodec> {
     Some(match t.0 {

@@ -120,6 +120,20 @@ pub fn values_are(dtype: &crate::model::Dtype) -> Option<&'static str> {
     matches!(dtype, crate::model::Dtype::Safetensors(crate::safetensors::Dtype::C64)).then_some("magnitude")
 }
 
+/// The blocks of a dtype that has a decoder, `(elements, bytes)` each, known without linking its
+/// decoder: the page plans reads with it, and only the workers decode.
+pub fn layout(dtype: &crate::model::Dtype) -> Option<(u64, u64)> {
+    use crate::model::Dtype;
+    match dtype {
+        Dtype::Safetensors(d) => {
+            let c = st_dtypes::codec(*d);
+            Some((c.block_elems as u64, c.block_bytes as u64))
+        }
+        Dtype::Ggml(t) if ggml::decodable(*t) => t.block(),
+        _ => None,
+    }
+}
+
 /// The codec of a tensor's dtype, when it can be decoded.
 pub fn codec_for(dtype: &crate::model::Dtype) -> Option<BlockCodec> {
     use crate::model::Dtype;
@@ -140,6 +154,21 @@ mod tests {
         (codec.decode)(src, &mut v);
         let nan = v.iter().filter(|x| x.is_nan()).count() as u64;
         (nan, v.iter().filter(|x| x.is_infinite()).count() as u64)
+    }
+
+    /// The page plans with [`layout`] and the workers decode with [`codec_for`]: they agree on
+    /// which types decode and on their blocks, for every type id (known or not).
+    #[test]
+    fn layouts_are_the_codecs_blocks() {
+        use crate::model::Dtype;
+        let mut dtypes: Vec<Dtype> = (0..256).map(|id| Dtype::Ggml(crate::gguf::GgmlType(id))).collect();
+        dtypes.extend(crate::safetensors::Dtype::all().iter().map(|&d| Dtype::Safetensors(d)));
+        dtypes.push(Dtype::Unknown("complex128".into()));
+        for d in &dtypes {
+            let blocks = codec_for(d).map(|c| (c.block_elems as u64, c.block_bytes as u64));
+            assert_eq!(layout(d), blocks, "{}", d.name());
+        }
+        assert!(dtypes.iter().filter(|d| layout(d).is_some()).count() > 50);
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! codecs read in whole blocks: a sample spread evenly over the tensor, or every element.
 //! Memory stays bounded: one window of each side at a time.
 
-use super::scan::{scan_target, storage_target, Sink, ValueScan, ValuesError};
+use super::scan::{plan_target, storage_plan, Sink, ValueScan, ValuesError};
 use super::{Job, JobStep, Progress};
-use crate::decode::{codec_for, BlockCodec};
+use crate::decode::{codec_for, layout, BlockCodec};
 use crate::model::Tensor;
 use crate::names::{permuted_row, unpermuted_row};
 use crate::npy::numpy_shape;
@@ -90,16 +90,16 @@ impl Sink for Collect {
     }
 }
 
-/// The value diff job of `a` and `b`, their elements paired as `pairing` says. `b_files` is
-/// where B's files start among the job's files (0 for two tensors of one checkpoint; A's file
-/// count for two checkpoints).
-pub fn compare_job(
+/// The windows of `a` and `b` compared (`values`: a sample or every element; B's file indices
+/// after A's), or why they cannot be: the checks of [`compare_job`] without its decoders (the
+/// page plans; the workers decode).
+pub fn compare_plan(
     a: &Tensor,
     b: &Tensor,
     b_files: usize,
     values: Values,
     pairing: Pairing,
-) -> Result<CompareJob, CompareError> {
+) -> Result<ComparePlan, CompareError> {
     let (sa, sb) = (numpy_shape(a), numpy_shape(b));
     // The shape both sides are compared in.
     let shape = match pairing {
@@ -117,17 +117,17 @@ pub fn compare_job(
     }
     let mut b = b.clone();
     b.file += b_files;
-    let codec =
-        |t: &Tensor| codec_for(&t.dtype).ok_or_else(|| CompareError::Values(ValuesError::Undecodable(t.dtype.name())));
-    let (ca, cb) = (codec(a)?, codec(&b)?);
+    let block_elems =
+        |t: &Tensor| layout(&t.dtype).ok_or_else(|| CompareError::Values(ValuesError::Undecodable(t.dtype.name())));
+    let (ea, eb) = (block_elems(a)?.0, block_elems(&b)?.0);
     // Both sides' data located in their files first: the windows below then number no more
     // than the bytes there allow, whatever a shape claims.
     for t in [a, &b] {
-        scan_target(t, &Selection::Whole).map_err(CompareError::Values)?;
+        plan_target(t, &Selection::Whole).map_err(CompareError::Values)?;
     }
     let elems =
         shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).ok_or(CompareError::Shapes(sa.clone(), sb.clone()))?;
-    let unit = lcm(ca.block_elems as u64, cb.block_elems as u64);
+    let unit = lcm(ea, eb);
     if values == Values::All && elems / ALL_WINDOW > MAX_WINDOWS {
         let why = format!("{elems} elements are too many to compare every one (at most {})", MAX_WINDOWS * ALL_WINDOW);
         return Err(CompareError::Values(ValuesError::Shapes(why)));
@@ -167,18 +167,49 @@ pub fn compare_job(
     };
     let mut plans = Vec::with_capacity(pairs.len());
     for ((a0, a1), (b0, b1)) in pairs {
-        let side = |t: &Tensor, start, end| {
-            storage_target(t, &Selection::Elements { start, end }).map_err(CompareError::Values)
-        };
+        let side =
+            |t: &Tensor, start, end| storage_plan(t, &Selection::Elements { start, end }).map_err(CompareError::Values);
         plans.push((side(a, a0, a1)?, side(&b, b0, b1)?));
     }
-    let total = plans.iter().map(|((pa, _), (pb, _))| pa.bytes + pb.bytes).sum();
     let shift = match pairing {
         Pairing::PlusOne { hf_is_a: true } => (1.0, 0.0),
         Pairing::PlusOne { hf_is_a: false } => (0.0, 1.0),
         _ => (0.0, 0.0),
     };
-    let acc = Acc { shift, ..Acc::default() };
+    Ok(ComparePlan { plans, shift })
+}
+
+/// The windows two tensors are compared in, as plans of A's and B's reads, and the shift
+/// added to each side's values.
+pub struct ComparePlan {
+    plans: Vec<(Plan, Plan)>,
+    shift: (f32, f32),
+}
+
+impl ComparePlan {
+    /// Bytes the comparison reads.
+    pub fn bytes(&self) -> u64 {
+        self.plans.iter().map(|(pa, pb)| pa.bytes + pb.bytes).sum()
+    }
+}
+
+/// The value diff job of `a` and `b`, their elements paired as `pairing` says. `b_files` is
+/// where B's files start among the job's files (0 for two tensors of one checkpoint; A's file
+/// count for two checkpoints).
+pub fn compare_job(
+    a: &Tensor,
+    b: &Tensor,
+    b_files: usize,
+    values: Values,
+    pairing: Pairing,
+) -> Result<CompareJob, CompareError> {
+    let plan = compare_plan(a, b, b_files, values, pairing)?;
+    let total = plan.bytes();
+    let codec =
+        |t: &Tensor| codec_for(&t.dtype).ok_or_else(|| CompareError::Values(ValuesError::Undecodable(t.dtype.name())));
+    let (ca, cb) = (codec(a)?, codec(b)?);
+    let plans: Vec<Side> = plan.plans.into_iter().map(|(pa, pb)| ((pa, ca), (pb, cb))).collect();
+    let acc = Acc { shift: plan.shift, ..Acc::default() };
     Ok(CompareJob { plans: plans.into_iter(), current: None, a_values: Vec::new(), acc, done: 0, total })
 }
 

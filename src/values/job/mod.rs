@@ -27,14 +27,14 @@ pub mod work;
 
 pub use array::{array_items_job, ArrayItemsJob};
 pub use check::{check_job, CheckJob, CheckOutcome};
-pub use compare::{compare_job, CompareError, CompareJob, Pairing, ValueDiff, Values};
+pub use compare::{compare_job, compare_plan, CompareError, CompareJob, ComparePlan, Pairing, ValueDiff, Values};
 pub use hist::{histogram_job, HistogramJob};
-pub use npy::{npy_job, NpyJob, NpySink};
+pub use npy::{npy_job, npy_plan, NpyJob, NpySink};
 pub use open::{headers_job, HeadersJob};
 pub use runner::{run, run_draining, run_reusing, Poll, ReadOpts, RunError, Runner};
 pub use scan::{
-    nonfinite_job, scan_target, scan_targets, HistogramSink, NonFiniteJob, NonFiniteSink, ScanOutcome, Sink, ValueScan,
-    ValuesError,
+    nonfinite_job, plan_target, plan_targets, scan_target, scan_targets, HistogramSink, NonFiniteJob, NonFiniteSink,
+    ScanOutcome, Sink, ValueScan, ValuesError,
 };
 pub use sha256::{hex, Sha256Job};
 

@@ -1,10 +1,11 @@
 //! The `.npy` export job: the `.npy` header, then the tensor's values (float32) or stored bytes
 //! (integers, bool, complex), produced chunk by chunk for the driver to write out.
 
-use super::scan::{scan_target, Sink, ValueScan, ValuesError};
+use super::scan::{plan_target, Sink, ValueScan, ValuesError};
+use crate::decode::codec_for;
 use crate::model::Tensor;
 use crate::npy;
-use crate::plan::Selection;
+use crate::plan::{Plan, Selection};
 
 /// Most bytes of values reordered in memory to export a tensor stored in neither row-major nor
 /// column-major order.
@@ -94,16 +95,24 @@ impl Sink for NpySink {
 /// feed, and the finished sink once at the end.
 pub type NpyJob = ValueScan<NpySink>;
 
-/// The export of `t` as `.npy`; its first output is the `.npy` header. A transposed tensor is
-/// written in its shape's order: as stored with `fortran_order` when it is column-major, else
-/// reordered in memory up to [`MAX_REORDER_BYTES`].
-pub fn npy_job(t: &Tensor) -> Result<NpyJob, ValuesError> {
+/// How a tensor is written as `.npy`.
+struct NpyForm {
+    plan: Plan,
+    descr: &'static str,
+    /// Stored bytes written as they are (integers), not decoded to `float32`.
+    raw: bool,
+    fortran: bool,
+    /// Reordered in memory into its shape's order.
+    reorder: bool,
+}
+
+/// `t`'s `.npy` form, or why it is refused.
+fn npy_form(t: &Tensor) -> Result<NpyForm, ValuesError> {
     let (descr, raw) = npy::layout(&t.dtype).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
-    let (plan, codec) = scan_target(t, &Selection::Whole)?;
-    let shape = npy::numpy_shape(t);
+    let plan = plan_target(t, &Selection::Whole)?;
     let (fortran, reorder) = match &t.strides {
-        None => (false, None),
-        Some(s) if npy::column_major(&t.shape, s) => (true, None),
+        None => (false, false),
+        Some(s) if npy::column_major(&t.shape, s) => (true, false),
         Some(strides) => {
             let width = if raw { t.dtype.nbytes(1).unwrap_or(0) } else { 4 };
             let bytes = t.elems().and_then(|n| n.checked_mul(width));
@@ -114,11 +123,32 @@ pub fn npy_job(t: &Tensor) -> Result<NpyJob, ValuesError> {
                     MAX_REORDER_BYTES >> 20
                 )));
             }
-            (false, Some(Reorder { shape: t.shape.clone(), strides: strides.clone(), stored: Vec::new() }))
+            (false, true)
         }
     };
-    let sink = NpySink { raw, out: npy::header(descr, &shape, fortran), reorder };
-    Ok(ValueScan::new(plan, codec, sink))
+    Ok(NpyForm { plan, descr, raw, fortran, reorder })
+}
+
+/// The plan of `t`'s `.npy` export, or why it is refused: the checks of [`npy_job`] without its
+/// decoder (the page plans; the workers decode).
+pub fn npy_plan(t: &Tensor) -> Result<Plan, ValuesError> {
+    Ok(npy_form(t)?.plan)
+}
+
+/// The export of `t` as `.npy`; its first output is the `.npy` header. A transposed tensor is
+/// written in its shape's order: as stored with `fortran_order` when it is column-major, else
+/// reordered in memory up to [`MAX_REORDER_BYTES`].
+pub fn npy_job(t: &Tensor) -> Result<NpyJob, ValuesError> {
+    let f = npy_form(t)?;
+    let codec = codec_for(&t.dtype).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
+    let shape = npy::numpy_shape(t);
+    let reorder = f.reorder.then(|| Reorder {
+        shape: t.shape.clone(),
+        strides: t.strides.clone().unwrap_or_default(),
+        stored: Vec::new(),
+    });
+    let sink = NpySink { raw: f.raw, out: npy::header(f.descr, &shape, f.fortran), reorder };
+    Ok(ValueScan::new(f.plan, codec, sink))
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! of the weight is read with the scale elements it needs, and the values reach the sink
 //! dequantized.
 
-use super::scan::{scan_target, Sink, ValuesError};
+use super::scan::{plan_target, Sink, ValuesError};
 use super::{Job, JobStep, Need, Progress};
-use crate::decode::{codec_for, BlockCodec};
+use crate::decode::{codec_for, layout, BlockCodec};
 use crate::model::Tensor;
 use crate::plan::{Piece, Plan, Selection};
 use crate::range::ByteRange;
@@ -44,22 +44,15 @@ pub struct ScaledJob<S> {
     total: u64,
 }
 
-/// The dequantized values of `sel` over `weight`, whose scales are `inputs`, into `sink`;
-/// pieces `pieces` of the plan only (all of them for `0..u64::MAX`).
-pub fn scaled_job<S: Sink>(
-    weight: &Tensor,
-    inputs: &[ScaleInput],
-    sel: &Selection,
-    sink: S,
-    pieces: std::ops::Range<u64>,
-) -> Result<ScaledJob<S>, ValuesError> {
-    let (plan, codec) = scan_target(weight, sel)?;
+/// The plan of `sel` over `weight`, whose scales are `inputs`, or why it cannot be read: the
+/// checks of [`scaled_job`] without its decoders (the page plans; the workers decode).
+pub fn scaled_plan(weight: &Tensor, inputs: &[ScaleInput], sel: &Selection) -> Result<Plan, ValuesError> {
+    let plan = plan_target(weight, sel)?;
     let elems = weight.elems().unwrap_or(0);
-    let mut ins = Vec::with_capacity(inputs.len());
     for spec in inputs {
-        let codec = codec_for(&spec.tensor.dtype)
-            .filter(|c| c.block_elems == 1)
-            .ok_or_else(|| ValuesError::Undecodable(spec.tensor.dtype.name()))?;
+        if layout(&spec.tensor.dtype).is_none_or(|(block_elems, _)| block_elems != 1) {
+            return Err(ValuesError::Undecodable(spec.tensor.dtype.name()));
+        }
         let data = spec.tensor.data.as_ref().map_err(|l| ValuesError::Lost(*l))?;
         if spec.map.needed(elems) > data.elems() {
             return Err(ValuesError::Undecodable(format!(
@@ -79,7 +72,25 @@ pub fn scaled_job<S: Sink>(
                 )));
             }
         }
-        let start = data.range().start;
+    }
+    Ok(plan)
+}
+
+/// The dequantized values of `sel` over `weight`, whose scales are `inputs`, into `sink`;
+/// pieces `pieces` of the plan only (all of them for `0..u64::MAX`).
+pub fn scaled_job<S: Sink>(
+    weight: &Tensor,
+    inputs: &[ScaleInput],
+    sel: &Selection,
+    sink: S,
+    pieces: std::ops::Range<u64>,
+) -> Result<ScaledJob<S>, ValuesError> {
+    let plan = scaled_plan(weight, inputs, sel)?;
+    let codec = codec_for(&weight.dtype).ok_or_else(|| ValuesError::Undecodable(weight.dtype.name()))?;
+    let mut ins = Vec::with_capacity(inputs.len());
+    for spec in inputs {
+        let codec = codec_for(&spec.tensor.dtype).ok_or_else(|| ValuesError::Undecodable(spec.tensor.dtype.name()))?;
+        let start = spec.tensor.data.as_ref().map_err(|l| ValuesError::Lost(*l))?.range().start;
         ins.push(Input { spec: spec.clone(), codec, start, first: 0, bytes: Vec::new(), want: 0, values: Vec::new() });
     }
     let end = pieces.end.min(plan.pieces);

@@ -5,7 +5,7 @@ use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
 use crate::codes::{add_groups, CodeCounts};
 use crate::decode::groups::{Group, GroupsFn};
-use crate::decode::{codec_for, BlockCodec};
+use crate::decode::{codec_for, layout, BlockCodec};
 use crate::histogram::Histogram;
 use crate::model::{Checkpoint, Lost, Tensor};
 use crate::plan::{Plan, PlanError, Selection, READ_BYTES};
@@ -68,24 +68,34 @@ impl std::fmt::Display for ValuesError {
     }
 }
 
-/// The codec and plan of `sel` over `t`, or why its values cannot be read.
-pub fn scan_target(t: &Tensor, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
+/// The plan of `sel` over `t`, or why its values cannot be read, found without its decoder
+/// (the page plans; the workers decode).
+pub fn plan_target(t: &Tensor, sel: &Selection) -> Result<Plan, ValuesError> {
     if let (Selection::Elements { .. }, Some(strides)) = (sel, &t.strides) {
         return Err(ValuesError::Order(format!(
             "its elements are stored in another order (strides {strides:?}), so an element range of its shape is \
              not one span: read the whole tensor or a sample"
         )));
     }
-    storage_target(t, sel)
+    storage_plan(t, sel)
 }
 
-/// [`scan_target`] with element ranges taken in storage order, whatever order the tensor's
+/// [`plan_target`] with element ranges taken in storage order, whatever order the tensor's
 /// elements are stored in.
-pub(crate) fn storage_target(t: &Tensor, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
-    let codec = codec_for(&t.dtype).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
+pub(crate) fn storage_plan(t: &Tensor, sel: &Selection) -> Result<Plan, ValuesError> {
+    let block = layout(&t.dtype).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
     let data = t.data.as_ref().map_err(|l| ValuesError::Lost(*l))?;
-    let p = crate::plan::plan(t.file, data, &codec, sel).map_err(ValuesError::Plan)?;
-    Ok((p, codec))
+    crate::plan::plan(t.file, data, block, sel).map_err(ValuesError::Plan)
+}
+
+/// The plan of `sel` over `t` and the codec that decodes it, or why its values cannot be read.
+pub fn scan_target(t: &Tensor, sel: &Selection) -> Result<(Plan, BlockCodec), ValuesError> {
+    Ok((plan_target(t, sel)?, codec_of(t)?))
+}
+
+/// The codec of `t`'s dtype.
+fn codec_of(t: &Tensor) -> Result<BlockCodec, ValuesError> {
+    codec_for(&t.dtype).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))
 }
 
 /// A scan of one plan (or of a range of its pieces) over blocks of `codec`, feeding a sink.
@@ -374,17 +384,22 @@ pub struct NonFiniteJob {
     total_bytes: u64,
 }
 
-/// What the NaN/Inf scan reads of each tensor of `cp`: its plan and codec, or its outcome
-/// without reading.
-pub fn scan_targets(cp: &Checkpoint) -> Vec<Result<(Plan, BlockCodec), ScanOutcome>> {
+/// What the NaN/Inf scan reads of each tensor of `cp`: its plan, or its outcome without reading.
+pub fn plan_targets(cp: &Checkpoint) -> Vec<Result<Plan, ScanOutcome>> {
     cp.tensors
         .iter()
-        .map(|t| match scan_target(t, &Selection::Whole) {
-            Ok(pc) => Ok(pc),
+        .map(|t| match plan_target(t, &Selection::Whole) {
+            Ok(p) => Ok(p),
             Err(ValuesError::Undecodable(d)) => Err(ScanOutcome::NotDecodable(d)),
             Err(_) => Err(ScanOutcome::Skipped),
         })
         .collect()
+}
+
+/// [`plan_targets`] with each plan's codec.
+pub fn scan_targets(cp: &Checkpoint) -> Vec<Result<(Plan, BlockCodec), ScanOutcome>> {
+    let with_codec = |(p, t): (Plan, &Tensor)| codec_of(t).map(|c| (p, c)).map_err(|_| ScanOutcome::Skipped);
+    plan_targets(cp).into_iter().zip(cp.tensors.iter()).map(|(p, t)| p.and_then(|p| with_codec((p, t)))).collect()
 }
 
 /// The scan of every tensor of `cp`.
@@ -506,11 +521,12 @@ impl HistogramSink {
         }
     }
 
-    /// Read a part's result written by [`HistogramSink::write`], for values stored as `codec`.
-    pub fn read(codec: &BlockCodec, r: &mut Reader) -> Option<HistogramSink> {
+    /// Read a part's result written by [`HistogramSink::write`], whose codes (if it counted
+    /// them) are those of `codes` ([`crate::codes::code_codec`]).
+    pub fn read(codes: Option<&BlockCodec>, r: &mut Reader) -> Option<HistogramSink> {
         let values = Histogram::read(r)?;
         let scales = if r.bool()? { Some(Histogram::read(r)?) } else { None };
-        let codes = if r.bool()? { Some(CodeCounts::read(codec, r)?) } else { None };
+        let codes = if r.bool()? { Some(CodeCounts::read(codes?, r)?) } else { None };
         Some(HistogramSink { values, scales, codes, groups: None, part: true })
     }
 

@@ -5,11 +5,10 @@
 //! and merge them through the same [`Split`].
 
 use super::check::CheckOutcome;
-use super::npy::npy_job;
-use super::scaled::{scaled_job, ScaleMap};
-use super::scan::{scan_target, scan_targets, HistogramSink, NonFiniteSink, ScanOutcome, ValuesError};
+use super::npy::npy_plan;
+use super::scaled::{scaled_plan, ScaleMap};
+use super::scan::{plan_target, plan_targets, HistogramSink, NonFiniteSink, ScanOutcome, ValuesError};
 use super::work::{piece_ranges, Order, Reply, TensorRef};
-use super::Job;
 use crate::model::{Checkpoint, Tensor};
 use crate::plan::Selection;
 use crate::st_quant::scaled_values;
@@ -50,21 +49,16 @@ pub fn histogram_split(
     let refer = |t: &Tensor| TensorRef::of(t, len(t)).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()));
     if let Some(scaled) = cp.tensor_index(&t.name).and_then(|i| scaled_values(cp, i)) {
         let s = scaled.map_err(ValuesError::Scheme)?;
-        let (plan, _) = scan_target(&s.weight, sel)?;
+        // Checked here, where an error can be shown, not in a worker.
+        let plan = scaled_plan(&s.weight, &s.inputs, sel)?;
         let weight = refer(&s.weight)?;
         let inputs: Vec<(TensorRef, ScaleMap, bool)> =
             s.inputs.iter().map(|i| Ok((refer(&i.tensor)?, i.map, i.divide))).collect::<Result<_, ValuesError>>()?;
-        let (mut orders, mut bytes) = (Vec::new(), 0u64);
-        for pieces in piece_ranges(&plan, workers) {
-            // Built here, where an error can be shown, not in a worker; its reads count the scales'.
-            let job = scaled_job(&s.weight, &s.inputs, sel, HistogramSink::default(), pieces.clone())?;
-            bytes = bytes.saturating_add(job.progress().total);
-            let (weight, inputs, sel) = (weight.clone(), inputs.clone(), sel.clone());
-            orders.push(Order::Scaled { weight, inputs, sel, pieces });
-        }
-        return Ok(HistogramSplit { orders, bytes });
+        let order = |pieces| Order::Scaled { weight: weight.clone(), inputs: inputs.clone(), sel: sel.clone(), pieces };
+        let orders = piece_ranges(&plan, workers).into_iter().map(order).collect();
+        return Ok(HistogramSplit { orders, bytes: plan.bytes_of(0..plan.pieces) });
     }
-    let (plan, _) = scan_target(t, sel)?;
+    let plan = plan_target(t, sel)?;
     let tensor = refer(t)?;
     let order = |pieces| Order::Histogram { tensor: tensor.clone(), sel: sel.clone(), scales, pieces };
     let orders = piece_ranges(&plan, workers).into_iter().map(order).collect();
@@ -107,7 +101,7 @@ pub struct NpySplit {
 /// The `.npy` export of `t` (in a file of `file_len` bytes), refused as the job would refuse it
 /// (before any worker starts).
 pub fn npy_split(t: &Tensor, file_len: u64) -> Result<NpySplit, ValuesError> {
-    let bytes = npy_job(t)?.progress().total;
+    let bytes = npy_plan(t)?.bytes;
     let tensor = TensorRef::of(t, file_len).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()))?;
     Ok(NpySplit { orders: vec![Order::Npy { tensor }], bytes })
 }
@@ -154,13 +148,13 @@ pub fn check_split(cp: &Checkpoint, sha256: bool, scan: bool, workers: usize) ->
     }
     let mut unit_tensors = Vec::new();
     let known = scan.then(|| {
-        let targets = scan_targets(cp);
+        let targets = plan_targets(cp);
         // Orders small enough that every worker gets some, even of a set of one tensor.
-        let scanned: u64 = targets.iter().filter_map(|t| t.as_ref().ok()).map(|(p, _)| p.bytes).sum();
+        let scanned: u64 = targets.iter().filter_map(|t| t.as_ref().ok()).map(|p| p.bytes).sum();
         let order_bytes = ORDER_BYTES.min((scanned / (workers.max(1) as u64 * 4)).max(1));
         let (mut units, mut tensors, mut bytes) = (Vec::new(), Vec::new(), 0u64);
         for (i, target) in targets.iter().enumerate() {
-            let Ok((plan, _)) = target else { continue };
+            let Ok(plan) = target else { continue };
             let Some(tref) = TensorRef::of(&cp.tensors[i], cp.files[plan.file].size) else { continue };
             for pieces in piece_ranges(plan, workers) {
                 let piece_bytes = plan.bytes_of(pieces.clone());
@@ -237,6 +231,7 @@ impl Split for CheckSplit {
 #[cfg(test)]
 mod tests {
     use super::super::work::order_job;
+    use super::super::Job;
     use super::*;
     use crate::model::{Dtype, Extent, FileInfo, Format};
     use crate::safetensors::Dtype as St;

@@ -14,6 +14,7 @@ use super::scan::{
 use super::sha256::Sha256Job;
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Progress};
+use crate::codes::code_codec;
 use crate::decode::BlockCodec;
 use crate::model::{Dtype, Extent, Tensor};
 use crate::plan::{Plan, Selection};
@@ -136,11 +137,10 @@ impl Reply {
     pub fn from_bytes(order: &Order, bytes: &[u8]) -> Option<Reply> {
         let mut r = Reader(bytes);
         let reply = match order {
-            Order::Histogram { tensor, sel, .. } => {
-                let (_, codec) = tensor.target(sel).ok()?;
-                Reply::Histogram(Box::new(HistogramSink::read(&codec, &mut r)?))
+            Order::Histogram { tensor, .. } => {
+                Reply::Histogram(Box::new(HistogramSink::read(code_codec(&tensor.dtype).as_ref(), &mut r)?))
             }
-            Order::Scaled { .. } => Reply::Histogram(Box::new(HistogramSink::read(&f32_codec(), &mut r)?)),
+            Order::Scaled { .. } => Reply::Histogram(Box::new(HistogramSink::read(None, &mut r)?)),
             Order::Scan { units } => {
                 let n = r.u64()?;
                 if n != units.len() as u64 {
