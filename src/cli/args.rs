@@ -13,6 +13,7 @@ use crate::engine::plan::Selection;
 pub enum Command {
     Inspect,
     Check,
+    Repo,
     Hist,
     Export,
     Diff,
@@ -56,7 +57,8 @@ const MAX_BINS: usize = 1 << 20;
 /// Look inside safetensors, GGUF and PyTorch checkpoints without loading them.
 ///
 /// Reads only the headers (and, when asked, the values) with positioned reads; never runs the
-/// code a pickle names. Several paths, or a folder, open as one sharded set.
+/// code a pickle names. Several paths, or a folder, open as one sharded set; a folder of
+/// several checkpoints (quant variants, a repository) is shown by `repo`.
 /// Exit status: 0 no error-level finding, 1 an error-level finding, 2 usage or I/O error.
 #[derive(Parser, Debug)]
 #[command(name = "tensorscope", version, about, long_about, propagate_version = true)]
@@ -165,6 +167,19 @@ enum Sub {
         /// Most matches shown.
         #[arg(long, value_name = "N", requires = "find", value_parser = clap::value_parser!(u64).range(1..))]
         limit: Option<u64>,
+    },
+    /// Every checkpoint of a folder side by side: each quant variant's size, bits per weight,
+    /// memory to run and findings, the companions (projectors, adapters, …) and what they fit.
+    Repo {
+        /// The folder (read with its subfolders).
+        #[arg(value_name = "SOURCE")]
+        source: PathBuf,
+        /// Print the JSON report instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// No progress bars.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Chat templates with line numbers, their risky constructs, and a sample rendering.
     Template {
@@ -282,6 +297,12 @@ pub fn parse_args(args: &[String]) -> Result<Args, ArgsError> {
             a.ids = ids;
             a.find = find;
             a.limit = limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+        }
+        Sub::Repo { source, json, quiet } => {
+            a.command = Command::Repo;
+            a.paths = vec![source];
+            a.json = json;
+            a.quiet = quiet;
         }
         Sub::Template { common: c, name } => {
             common(&mut a, c);

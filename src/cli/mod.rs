@@ -6,6 +6,7 @@ mod diff;
 mod open;
 mod parallel;
 mod progress;
+mod repo;
 mod source;
 mod template;
 mod text;
@@ -35,6 +36,15 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     };
     progress::enable(args.json, args.quiet);
+    if args.command == Command::Repo {
+        return match repo::run(&args.paths[0], args.json, out) {
+            Ok(()) => 0,
+            Err(e) => {
+                let _ = writeln!(err, "tensorscope: {e}");
+                2
+            }
+        };
+    }
     let cp = match open_paths(&args.paths) {
         Ok((cp, _)) => cp,
         Err(e) => {
@@ -96,7 +106,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
         (Command::Inspect, false) => text::inspect(&cp, &args.contexts, read_adapter(&cp).as_ref(), out),
         (Command::Check, false) => text::check(&report, &outcome, out),
-        (Command::Hist | Command::Export | Command::Diff | Command::Tokens | Command::Template, _) => {
+        (Command::Hist | Command::Export | Command::Diff | Command::Tokens | Command::Template | Command::Repo, _) => {
             unreachable!("handled above")
         }
     };

@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use super::source::run_job;
 use crate::engine::inspections::assemble;
 use crate::engine::job::headers_job;
+use crate::engine::kind::Kind;
 use crate::engine::model::{Checkpoint, FileInfo};
+use crate::engine::open::Parsed;
+use crate::engine::text::base_name;
+use crate::engine::variants::{group, variants};
 
 /// The files named by `paths`: files as given, folders by their direct children, sorted.
 pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
@@ -26,14 +30,22 @@ pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
 }
 
 /// Read the headers of every file and assemble them into one checkpoint.
-/// Returns the checkpoint and the header bytes read.
+/// Returns the checkpoint and the header bytes read. Files that hold several independent
+/// checkpoints (quant variants of a model, two unrelated models) are refused, naming them.
 pub fn open_paths(paths: &[PathBuf]) -> io::Result<(Checkpoint, u64)> {
     let files: Vec<FileInfo> = expand(paths)?
         .iter()
         .map(|p| Ok(FileInfo::new(p.to_string_lossy(), std::fs::metadata(p)?.len())))
         .collect::<io::Result<_>>()?;
-    let names: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let (parsed, read) = read_headers(files, &paths)?;
+    one_checkpoint(&parsed)?;
+    Ok((assemble(parsed), read))
+}
+
+/// The headers of `files`, read from `paths` (aligned with them); with the bytes read.
+pub fn read_headers(files: Vec<FileInfo>, paths: &[String]) -> io::Result<(Vec<(FileInfo, Parsed)>, u64)> {
+    let names: Vec<&str> = paths.iter().map(String::as_str).collect();
     let lens = files.iter().map(|f| f.size).collect();
     let mut read = 0u64;
     let parsed = run_job(headers_job(files), &names, lens, |j| {
@@ -41,5 +53,30 @@ pub fn open_paths(paths: &[PathBuf]) -> io::Result<(Checkpoint, u64)> {
         Ok(())
     })
     .map_err(io::Error::other)?;
-    Ok((assemble(parsed), read))
+    Ok((parsed, read))
+}
+
+/// An error naming the models among `parsed` when there is more than one.
+fn one_checkpoint(parsed: &[(FileInfo, Parsed)]) -> io::Result<()> {
+    let grouping = group(parsed);
+    if grouping.groups.len() < 2 {
+        return Ok(());
+    }
+    let models: Vec<String> = variants(parsed.to_vec(), &grouping)
+        .into_iter()
+        .filter(|v| v.kind == Kind::Model)
+        .map(|v| {
+            let files: Vec<&str> = v.cp.files.iter().map(|f| base_name(&f.path)).collect();
+            format!("{} ({})", v.name, files.join(", "))
+        })
+        .collect();
+    if models.len() < 2 {
+        return Ok(());
+    }
+    Err(io::Error::other(format!(
+        "these files hold {} separate models, not one: {}; open one of them, or see them side by side with \
+         `tensorscope repo FOLDER`",
+        models.len(),
+        models.join("; ")
+    )))
 }

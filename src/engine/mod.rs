@@ -50,11 +50,13 @@ pub mod hist_report;
 pub mod inspections;
 pub mod naming;
 pub mod projector;
+pub mod repo_report;
 pub mod report;
 pub mod template;
 #[cfg(feature = "render")]
 pub mod template_render;
 pub mod tokens;
 pub mod training;
+pub mod variants;
 pub mod view;
 pub mod viewer;

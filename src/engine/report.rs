@@ -184,7 +184,8 @@ impl<'a> Serialize for SummaryJson<'a> {
     }
 }
 
-struct EstimateJson<'a>(&'a Estimate);
+/// An estimate as `inspect --json` writes it (also each variant's in `repo --json`).
+pub(crate) struct EstimateJson<'a>(pub(crate) &'a Estimate);
 
 #[derive(Serialize)]
 struct KvJson {

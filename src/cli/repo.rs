@@ -1,0 +1,101 @@
+//! `repo`: every checkpoint of a folder (with its subfolders) side by side, read from headers.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::open::read_headers;
+use super::text::escape;
+use crate::engine::estimate::estimate;
+use crate::engine::kind::Kind;
+use crate::engine::model::FileInfo;
+use crate::engine::repo_report::RepoReport;
+use crate::engine::summary::summarize;
+use crate::engine::variants::{group, variants};
+use crate::engine::view::{human_bytes, human_count};
+
+/// Folders deeper than this under the source are not read.
+const MAX_DEPTH: usize = 8;
+
+/// Run `repo` on the folder `source`: the report as JSON or a table.
+pub fn run(source: &Path, json: bool, out: &mut dyn Write) -> Result<(), String> {
+    let found = walk(source).map_err(|e| format!("{}: {e}", source.display()))?;
+    let files: Vec<FileInfo> = found.iter().map(|(rel, _, size)| FileInfo::new(rel.clone(), *size)).collect();
+    let paths: Vec<String> = found.iter().map(|(_, p, _)| p.to_string_lossy().into_owned()).collect();
+    let (parsed, _) = read_headers(files, &paths).map_err(|e| e.to_string())?;
+    let grouping = group(&parsed);
+    let other: Vec<String> = grouping.other.iter().map(|&i| parsed[i].0.path.clone()).collect();
+    let all = variants(parsed, &grouping);
+    let repo = source.to_string_lossy();
+    let report = RepoReport { repo: &repo, revision: None, variants: &all, other_files: &other };
+    super::buffered(out, |buf| {
+        if json {
+            buf.extend_from_slice(report.to_text().as_bytes());
+            return Ok(());
+        }
+        table(&report, buf).map_err(|e| e.to_string())
+    })
+}
+
+/// The variants (smallest first), then the companions and the other files.
+fn table(r: &RepoReport, out: &mut dyn Write) -> io::Result<()> {
+    let mut models: Vec<_> = r.variants.iter().filter(|v| v.kind == Kind::Model).collect();
+    models.sort_by_key(|v| v.bytes());
+    writeln!(
+        out,
+        "{:<24} {:<12} {:>10} {:>9} {:>6} {:>14}  files",
+        "variant", "format", "bytes", "params", "bpw", "memory"
+    )?;
+    for v in &models {
+        let all = summarize(&v.cp).all;
+        let e = estimate(&v.cp);
+        let memory = e.kv_cache.first().map(|kv| format!("{} @{}", human_bytes(e.total(kv)), kv.context));
+        writeln!(
+            out,
+            "{:<24} {:<12} {:>10} {:>9} {:>6.2} {:>14}  {}",
+            escape(&v.name),
+            v.cp.format.name(),
+            human_bytes(v.bytes()),
+            human_count(all.params),
+            all.bits_per_weight(),
+            memory.unwrap_or_else(|| "-".into()),
+            v.files.iter().map(|f| escape(&f.path).into_owned()).collect::<Vec<_>>().join(", ")
+        )?;
+    }
+    for c in r.variants.iter().filter(|v| v.kind != Kind::Model) {
+        let files: Vec<String> = c.files.iter().map(|f| escape(&f.path).into_owned()).collect();
+        writeln!(out, "{} {}: {}", c.kind.name(), escape(&c.name), files.join(", "))?;
+    }
+    if !r.other_files.is_empty() {
+        let other: Vec<String> = r.other_files.iter().map(|f| escape(f).into_owned()).collect();
+        writeln!(out, "other files: {}", other.join(", "))?;
+    }
+    Ok(())
+}
+
+/// Every file under `root` (hidden folders such as `.git` and `.cache` left out), sorted by
+/// path: its path relative to `root` (with `/`), its path, its size.
+fn walk(root: &Path) -> io::Result<Vec<(String, PathBuf, u64)>> {
+    if !root.is_dir() {
+        return Err(io::Error::other("not a folder"));
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![(root.to_path_buf(), String::new(), 0usize)];
+    while let Some((dir, rel, depth)) = todo.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let rel = format!("{rel}{name}");
+            let meta = std::fs::metadata(&path)?;
+            if meta.is_dir() {
+                if !name.starts_with('.') && depth < MAX_DEPTH {
+                    todo.push((path, format!("{rel}/"), depth + 1));
+                }
+            } else if meta.is_file() {
+                out.push((rel, path, meta.len()));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}

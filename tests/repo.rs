@@ -1,0 +1,224 @@
+//! A folder of several checkpoints: `repo` lists each quant variant with its size, bits per
+//! weight, memory and findings, the companions and what they fit, and the other files;
+//! `inspect` and `check` refuse such a folder, naming the models, instead of assembling one
+//! broken set.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use serde_json::Value as Json;
+
+/// A folder under the system's temp directory, emptied.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tensorscope-repo-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn kinds(name: &str) -> PathBuf {
+    fixtures().join("kinds").join(name)
+}
+
+/// A gemma3 model 64 wide (what `kinds/mmproj-fit.gguf` was made for): its token embedding
+/// of 256 × 64 values of GGML type `ty`, `general.file_type` `ftype`; with `split`, part `no`
+/// of `count` (holding the embedding in part 0 and the norm in part 1).
+fn model(ty: u32, ftype: u32, split: Option<(u16, u16)>) -> Vec<u8> {
+    let (block_elems, block_bytes) = match ty {
+        1 => (1, 2),
+        2 => (32, 18),
+        8 => (32, 34),
+        _ => unreachable!(),
+    };
+    let embd = 256 * 64 / block_elems * block_bytes;
+    let tensors: Vec<(&str, Vec<u64>, u32, usize)> = match split {
+        Some((1, _)) => vec![("output_norm.weight", vec![64], 0, 256)],
+        Some(_) => vec![("token_embd.weight", vec![64, 256], ty, embd)],
+        None => vec![("token_embd.weight", vec![64, 256], ty, embd), ("output_norm.weight", vec![64], 0, 256)],
+    };
+    let kvs = 3 + if split.is_some() { 3 } else { 0 };
+    let mut g = Gguf::header(3, tensors.len() as u64, kvs);
+    g.kv_str("general.architecture", "gemma3").kv_u32("gemma3.embedding_length", 64);
+    g.kv_u32("general.file_type", ftype);
+    if let Some((no, count)) = split {
+        g.str(b"split.no").u32(2).raw(&no.to_le_bytes());
+        g.str(b"split.count").u32(2).raw(&count.to_le_bytes());
+        g.str(b"split.tensors.count").u32(5).raw(&2i32.to_le_bytes());
+    }
+    let mut at = 0;
+    for (name, ne, t, _) in &tensors {
+        g.tensor(name, ne, *t, at as u64);
+        at += tensors.iter().find(|x| x.0 == *name).unwrap().3.next_multiple_of(32);
+    }
+    g.pad(32).data(at);
+    g.build()
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+/// A downloaded GGUF repository: three quants (F16 in two parts), a projector that fits and one
+/// that does not, a README.
+fn gguf_repo() -> PathBuf {
+    let dir = temp_dir("gguf");
+    write(&dir, "tiny-Q4_0.gguf", &model(2, 2, None));
+    write(&dir, "tiny-Q8_0.gguf", &model(8, 7, None));
+    write(&dir, "tiny-F16-00001-of-00002.gguf", &model(1, 1, Some((0, 2))));
+    write(&dir, "tiny-F16-00002-of-00002.gguf", &model(1, 1, Some((1, 2))));
+    write(&dir, "mmproj-tiny-F16.gguf", &std::fs::read(kinds("mmproj-fit.gguf")).unwrap());
+    write(&dir, "mmproj-other.gguf", &std::fs::read(kinds("mmproj-wrong.gguf")).unwrap());
+    write(&dir, "README.md", b"# tiny\n");
+    dir
+}
+
+#[test]
+fn a_gguf_repository_lists_each_quant_with_what_it_needs_and_what_fits_it() {
+    let dir = gguf_repo();
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["repo"], dir.to_str().unwrap());
+    assert_eq!(r["revision"], Json::Null);
+    let variants = r["variants"].as_array().unwrap();
+    let names: Vec<&str> = variants.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Q4_0", "Q8_0", "F16"], "smallest first");
+    let bytes: Vec<u64> = variants.iter().map(|v| v["bytes"].as_u64().unwrap()).collect();
+    assert!(bytes.windows(2).all(|w| w[0] < w[1]), "{bytes:?}");
+    let f16 = &variants[2];
+    assert_eq!(f16["files"], serde_json::json!(["tiny-F16-00001-of-00002.gguf", "tiny-F16-00002-of-00002.gguf"]));
+    assert_eq!(
+        f16["bytes"].as_u64().unwrap(),
+        ["tiny-F16-00001-of-00002.gguf", "tiny-F16-00002-of-00002.gguf"]
+            .iter()
+            .map(|f| std::fs::metadata(dir.join(f)).unwrap().len())
+            .sum::<u64>()
+    );
+    for (v, (bpw, ftype)) in variants.iter().zip([(4.5, "MOSTLY_Q4_0"), (8.5, "MOSTLY_Q8_0"), (16.0, "MOSTLY_F16")]) {
+        assert_eq!(v["format"], "gguf");
+        assert_eq!(v["kind"], "model");
+        assert_eq!(v["params"].as_u64(), Some(256 * 64 + 64));
+        let want = (256.0 * 64.0 * bpw + 64.0 * 32.0) / (256.0 * 64.0 + 64.0);
+        assert!(
+            (v["bits_per_weight"].as_f64().unwrap() - want).abs() < 1e-9,
+            "{}: {}",
+            v["name"],
+            v["bits_per_weight"]
+        );
+        assert_eq!(v["file_type"], ftype);
+        assert_eq!(v["estimate"]["architecture"], "gemma3");
+        assert_eq!(v["findings"]["errors"], 0, "{}: {err}", v["name"]);
+    }
+    let companions = r["companions"].as_array().unwrap();
+    let by_name =
+        |n: &str| companions.iter().find(|c| c["files"][0] == n).unwrap_or_else(|| panic!("{n}: {companions:?}"));
+    let fit = by_name("mmproj-tiny-F16.gguf");
+    assert_eq!(fit["kind"], "projector");
+    assert_eq!(fit["fits"], serde_json::json!(["Q4_0", "Q8_0", "F16"]));
+    assert_eq!(by_name("mmproj-other.gguf")["fits"], serde_json::json!([]));
+    assert_eq!(r["other_files"], serde_json::json!(["README.md"]));
+}
+
+#[test]
+fn inspect_and_check_refuse_a_folder_of_several_models_and_name_them() {
+    let dir = gguf_repo();
+    for command in ["inspect", "check"] {
+        let (code, out, err) = cli(&[command, dir.to_str().unwrap()]);
+        assert_eq!(code, 2, "{command}: {out}");
+        for part in ["3 separate models", "Q4_0 (tiny-Q4_0.gguf)", "Q8_0 (tiny-Q8_0.gguf)", "tensorscope repo"] {
+            assert!(err.contains(part), "{command}: {part} in {err}");
+        }
+        assert!(err.contains("F16 (tiny-F16-00001-of-00002.gguf, tiny-F16-00002-of-00002.gguf)"), "{err}");
+    }
+    // One model with its projector is still one checkpoint: the split F16 and the mmproj that fits it.
+    let parts = ["tiny-F16-00001-of-00002.gguf", "tiny-F16-00002-of-00002.gguf", "mmproj-tiny-F16.gguf"];
+    let paths: Vec<String> = parts.iter().map(|p| dir.join(p).to_string_lossy().into_owned()).collect();
+    let mut args = vec!["inspect", "--json"];
+    args.extend(paths.iter().map(String::as_str));
+    let (code, out, err) = cli(&args);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["kind"], "model");
+    assert_eq!(r["files"].as_array().unwrap().len(), 3);
+    assert!(r["estimate"]["projector_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_safetensors_repository_is_one_set_with_its_configs_and_the_rest_is_listed() {
+    let dir = temp_dir("st");
+    let shard = |names: &[&str]| {
+        let entries: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                format!(r#""{n}":{{"dtype":"F16","shape":[8,8],"data_offsets":[{},{}]}}"#, i * 128, i * 128 + 128)
+            })
+            .collect();
+        safetensors(&format!("{{{}}}", entries.join(",")), 128 * names.len())
+    };
+    write(&dir, "model-00001-of-00002.safetensors", &shard(&["model.embed_tokens.weight", "model.norm.weight"]));
+    write(&dir, "model-00002-of-00002.safetensors", &shard(&["lm_head.weight"]));
+    let index = r#"{"metadata":{"total_size":384},"weight_map":{"model.embed_tokens.weight":"model-00001-of-00002.safetensors","model.norm.weight":"model-00001-of-00002.safetensors","lm_head.weight":"model-00002-of-00002.safetensors"}}"#;
+    write(&dir, "model.safetensors.index.json", index.as_bytes());
+    write(&dir, "config.json", br#"{"architectures":["LlamaForCausalLM"],"hidden_size":8}"#);
+    write(&dir, "tokenizer.json", br#"{"model":{"type":"BPE"}}"#);
+    write(&dir, "onnx/model.onnx", b"\x08\x07onnx bytes");
+    write(&dir, ".cache/huggingface/download/model.lock", b"");
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let variants = r["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 1, "{variants:?}");
+    let v = &variants[0];
+    assert_eq!(v["name"], "model");
+    assert_eq!(v["format"], "safetensors");
+    assert_eq!(
+        v["files"],
+        serde_json::json!([
+            "config.json",
+            "model-00001-of-00002.safetensors",
+            "model-00002-of-00002.safetensors",
+            "model.safetensors.index.json"
+        ])
+    );
+    assert_eq!(v["params"], 192);
+    assert_eq!(v["bits_per_weight"], 16.0);
+    assert_eq!(v["file_type"], Json::Null);
+    assert_eq!(v["findings"]["errors"], 0);
+    assert_eq!(r["companions"], serde_json::json!([]));
+    assert_eq!(
+        r["other_files"],
+        serde_json::json!(["onnx/model.onnx", "tokenizer.json"]),
+        "hidden folders are skipped"
+    );
+    // The same folder opens as one checkpoint.
+    let (code, _, err) = cli(&["inspect", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn repo_needs_a_folder_and_prints_a_table_without_json() {
+    let dir = gguf_repo();
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("variant"), "{out}");
+    assert!(lines[1].starts_with("Q4_0") && lines[3].starts_with("F16"), "{out}");
+    assert!(out.contains("projector mmproj-tiny-F16") || out.contains("projector "), "{out}");
+    assert!(out.contains("other files: README.md"), "{out}");
+    let (code, _, err) = cli(&["repo", dir.join("README.md").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a folder"), "{err}");
+}
