@@ -11,12 +11,14 @@ use super::http::{HttpSource, Meter};
 use super::source::Source;
 use super::BlobSource;
 use crate::engine::job::{headers_job, OnFile, RunError};
+use crate::engine::kind::Kind;
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
 use crate::engine::remote::{at_commit, beside, check_url, unreadable_shard, url_file_name};
 use crate::engine::shard_probe::{Expect, ShardProbes, MAX_PROBE_BYTES, PROBE_BYTES};
 use crate::engine::shards::Assembling;
 use crate::engine::sniff::{sniff, FileKind};
+use crate::engine::variants::{group, variants, Variant};
 
 /// How far opening has come.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -80,8 +82,18 @@ pub async fn open_inputs(
 pub async fn open_sources(
     files: &[(String, Source)],
     cancel: &Cancel,
-    mut progress: impl FnMut(OpenProgress),
+    progress: impl FnMut(OpenProgress),
 ) -> Result<(Checkpoint, Vec<Source>), RunError> {
+    let (parsed, sources) = read_headers(files, cancel, progress).await?;
+    one(parsed, &sources, cancel).await
+}
+
+/// The headers of `files` (path, source), in the order given, and their sources.
+async fn read_headers(
+    files: &[(String, Source)],
+    cancel: &Cancel,
+    mut progress: impl FnMut(OpenProgress),
+) -> Result<(Vec<(FileInfo, Parsed)>, Vec<Source>), RunError> {
     let infos = files.iter().map(|(p, s)| FileInfo::new(p.clone(), s.len())).collect();
     let sources: Vec<Source> = files.iter().map(|(_, s)| s.clone()).collect();
     let total = files.len();
@@ -93,10 +105,49 @@ pub async fn open_sources(
     .await?;
     let bytes_read = sources.iter().map(Source::bytes_read).sum();
     progress(OpenProgress { files_done: total, files: total, bytes_read });
+    Ok((parsed, sources))
+}
+
+/// The one checkpoint of `parsed` (read from `sources`), with its sources aligned.
+async fn one(
+    parsed: Vec<(FileInfo, Parsed)>,
+    sources: &[Source],
+    cancel: &Cancel,
+) -> Result<(Checkpoint, Vec<Source>), RunError> {
     let mut cp = assemble_apart(parsed, cancel).await?;
-    let sources = aligned(&cp, &sources);
+    let sources = aligned(&cp, sources);
     note_unpinned(&mut cp, &sources);
     Ok((cp, sources))
+}
+
+/// What files opened as: one checkpoint with its sources, or several separate models (a folder
+/// of quant variants): each checkpoint of the folder with its files' names and sources, and the
+/// other files' names.
+pub enum OpenedAs {
+    One(Checkpoint, Vec<Source>),
+    Variants(Vec<Variant>, Vec<Vec<(String, Source)>>, Vec<String>),
+}
+
+/// [`open_sources`], unless the files hold several separate models: then each checkpoint among
+/// them ([`crate::engine::variants`]), to choose from.
+pub async fn open_grouped(
+    files: &[(String, Source)],
+    cancel: &Cancel,
+    progress: impl FnMut(OpenProgress),
+) -> Result<OpenedAs, RunError> {
+    let (parsed, sources) = read_headers(files, cancel, progress).await?;
+    let grouping = group(&parsed);
+    if grouping.groups.len() > 1 {
+        let all = variants(parsed.clone(), &grouping);
+        if all.iter().filter(|v| v.kind == Kind::Model).count() > 1 {
+            let of = |g: &[usize]| g.iter().map(|&i| files[i].clone()).collect();
+            let group_files = grouping.groups.iter().map(|g| of(&g.files)).collect();
+            let other = grouping.other.iter().map(|&i| files[i].0.clone()).collect();
+            return Ok(OpenedAs::Variants(all, group_files, other));
+        }
+    }
+    let (cp, sources) = one(parsed, &sources, cancel).await?;
+    Ok(OpenedAs::One(cp, sources))
 }
 
 /// Remote files read at once. Browsers open six connections per host over HTTP/1.1 and queue

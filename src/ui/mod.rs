@@ -20,6 +20,7 @@ mod tensor_detail;
 mod tensor_table;
 mod theme_toggle;
 mod tokenizer_view;
+mod variants_view;
 
 use leptos::prelude::*;
 
@@ -41,6 +42,7 @@ pub use tensor_detail::TensorDetail;
 pub use tensor_table::TensorTable;
 pub use theme_toggle::ThemeToggle;
 pub use tokenizer_view::TokenizerView;
+pub use variants_view::VariantsView;
 
 use state::{AppState, Tab, SAMPLES};
 
@@ -157,8 +159,17 @@ pub fn Viewer(#[prop(optional)] sample: Option<state::Sample>, #[prop(optional)]
             <Show when=move || state.error.with(Option::is_some)>
                 <p class="panel sev-error" data-testid="error" role="alert">{move || state.error.get()}</p>
             </Show>
+            {move || {
+                let v = state.variants.get()?;
+                (!has_cp() && state.loading.with(Option::is_none)).then(|| view! { <VariantsView v=v /> })
+            }}
             <Show when=has_cp>
                 <p class="source">
+                    {move || state.variants.with(Option::is_some).then(|| view! {
+                        <button type="button" class="link" data-testid="variants-back"
+                            on:click=move |_| state.back_to_variants()>"← all variants"</button>
+                        " "
+                    })}
                     <span data-testid="source">{move || state.label.get()}</span>
                     {move || state.transferred.get().map(|(bytes, requests)| view! {
                         " "

@@ -7,11 +7,12 @@ use leptos::task::spawn_local;
 
 use crate::engine::digest::{Digest, Digesting};
 use crate::engine::model::Checkpoint;
+use crate::engine::variants::Variant;
 use crate::engine::viewer::{permalink, permalink_tensor};
 use crate::io::browser;
 use crate::io::driver::{yield_now, MAIN_THREAD_TENSORS};
 use crate::io::entries::Input;
-use crate::io::open::{open_sources, open_urls, OpenProgress};
+use crate::io::open::{open_grouped, open_sources, open_urls, OpenProgress, OpenedAs};
 use crate::io::{BlobSource, Cancel, Meter, RunError, Source};
 
 /// A built-in sample shipped in `www/samples/` (written by `scripts/make_samples.py`, or a
@@ -137,6 +138,18 @@ pub struct AppState {
     generation: StoredValue<u64>,
     /// The open whose checkpoint is shown.
     shown: StoredValue<u64>,
+    /// The files opened, when they hold several separate models: each checkpoint among them
+    /// (the Variants view), the files of each, and the other files.
+    pub variants: RwSignal<Option<Arc<Variants>>>,
+    variant_files: StoredValue<Vec<Vec<(String, Source)>>, LocalStorage>,
+}
+
+/// The checkpoints of files that hold several separate models, and the files beside them.
+pub struct Variants {
+    pub all: Vec<Variant>,
+    pub other: Vec<String>,
+    /// Where they came from ("5 files").
+    pub label: String,
 }
 
 impl AppState {
@@ -160,6 +173,8 @@ impl AppState {
             open_cancel: StoredValue::new_local(Cancel::new()),
             generation: StoredValue::new(0),
             shown: StoredValue::new(0),
+            variants: RwSignal::new(None),
+            variant_files: StoredValue::new_local(Vec::new()),
         }
     }
 
@@ -238,6 +253,47 @@ impl AppState {
         let files: Vec<(String, Source)> =
             inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
         spawn_local(async move {
+            let result = open_grouped(&files, &cancel, |p| {
+                if self.is_current(generation) {
+                    self.loading.set(Some(p))
+                }
+            })
+            .await;
+            if !self.is_current(generation) {
+                return;
+            }
+            match result {
+                Ok(OpenedAs::One(cp, sources)) => {
+                    self.variants.set(None);
+                    self.opened(generation, cp, sources, label, None, address).await
+                }
+                Ok(OpenedAs::Variants(all, files, other)) => {
+                    self.variant_files.set_value(files);
+                    self.variants.set(Some(Arc::new(Variants { all, other, label })));
+                    self.cp.set(None);
+                    self.digest.set(None);
+                    self.selected.set(None);
+                    self.loading.set(None);
+                }
+                Err(RunError::Cancelled) => {}
+                Err(e) => {
+                    self.loading.set(None);
+                    self.error.set(Some(format!("could not open the files: {e}")));
+                }
+            }
+        });
+    }
+
+    /// Open variant `i` of the Variants view with every view there is; the list stays, to go
+    /// back to.
+    pub fn open_variant(self, i: usize) {
+        let Some(files) = self.variant_files.with_value(|f| f.get(i).cloned()) else { return };
+        let Some(name) = self.variants.with_untracked(|v| v.as_ref().and_then(|v| Some(v.all.get(i)?.name.clone())))
+        else {
+            return;
+        };
+        let (cancel, generation) = self.start_open();
+        spawn_local(async move {
             let result = open_sources(&files, &cancel, |p| {
                 if self.is_current(generation) {
                     self.loading.set(Some(p))
@@ -248,20 +304,32 @@ impl AppState {
                 return;
             }
             match result {
-                Ok((cp, sources)) => self.opened(generation, cp, sources, label, None, address).await,
+                Ok((cp, sources)) => {
+                    let label = format!("variant {name}");
+                    self.opened(generation, cp, sources, label, None, Address::default()).await
+                }
                 Err(RunError::Cancelled) => {}
                 Err(e) => {
                     self.loading.set(None);
-                    self.error.set(Some(format!("could not open the files: {e}")));
+                    self.error.set(Some(format!("could not open the variant: {e}")));
                 }
             }
         });
+    }
+
+    /// Back from a variant to the Variants view.
+    pub fn back_to_variants(self) {
+        self.generation.update_value(|g| *g += 1);
+        self.cp.set(None);
+        self.digest.set(None);
+        self.selected.set(None);
     }
 
     /// Open remote files by URL (`hf://` shorthands, an index URL brings its shards) in the
     /// background; only header ranges are fetched.
     pub fn open_urls(self, urls: Vec<String>) {
         let (cancel, generation) = self.start_open();
+        self.variants.set(None);
         let urls: Vec<String> = urls.into_iter().map(|u| u.trim().to_owned()).filter(|u| !u.is_empty()).collect();
         if urls.is_empty() {
             self.loading.set(None);
@@ -367,6 +435,7 @@ impl AppState {
     /// Open one of the built-in samples.
     pub fn open_sample(self, sample: Sample) {
         let (cancel, generation) = self.start_open();
+        self.variants.set(None);
         spawn_local(async move {
             let mut inputs = Vec::new();
             for &path in sample.files {
