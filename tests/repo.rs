@@ -12,9 +12,11 @@ use std::process::Command;
 use common::*;
 use serde_json::Value as Json;
 
-/// A folder under the system's temp directory, emptied.
+/// A folder of its own under the system's temp directory (tests run at once).
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tensorscope-repo-{name}-{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("tensorscope-repo-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -129,6 +131,7 @@ fn a_gguf_repository_lists_each_quant_with_what_it_needs_and_what_fits_it() {
     assert_eq!(fit["fits"], serde_json::json!(["Q4_0", "Q8_0", "F16"]));
     assert_eq!(by_name("mmproj-other.gguf")["fits"], serde_json::json!([]));
     assert_eq!(r["other_files"], serde_json::json!(["README.md"]));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -153,6 +156,7 @@ fn inspect_and_check_refuse_a_folder_of_several_models_and_name_them() {
     assert_eq!(r["kind"], "model");
     assert_eq!(r["files"].as_array().unwrap().len(), 3);
     assert!(r["estimate"]["projector_bytes"].as_u64().unwrap() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -206,6 +210,7 @@ fn a_safetensors_repository_is_one_set_with_its_configs_and_the_rest_is_listed()
     // The same folder opens as one checkpoint.
     let (code, _, err) = cli(&["inspect", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -221,4 +226,175 @@ fn repo_needs_a_folder_and_prints_a_table_without_json() {
     let (code, _, err) = cli(&["repo", dir.join("README.md").to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("not a folder"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A local server that answers like the Hub: the revision API (the commit in `sha` and
+/// `X-Repo-Commit`), a tree listing in pages joined by `Link: <…>; rel="next"`, `resolve`
+/// redirecting to a file server that honours `Range` (206, `Content-Range`, an ETag).
+struct Hub {
+    url: String,
+    /// Bytes of files served, and requests answered.
+    served: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    requests: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn hub(root: PathBuf) -> Hub {
+    use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+    use std::sync::atomic::Ordering;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let requests = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (base, s, r) = (url.clone(), served.clone(), requests.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let (root, base, served, requests) = (root.clone(), base.clone(), s.clone(), r.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let target = line.split(' ').nth(1).unwrap_or("").to_owned();
+                let mut range = None;
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap() == 0 || h == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("range: bytes=") {
+                        let (a, b) = v.trim().split_once('-').unwrap();
+                        range = Some((a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()));
+                    }
+                }
+                requests.fetch_add(1, Ordering::Relaxed);
+                let mut files: Vec<String> = walk_files(&root);
+                files.sort();
+                let respond =
+                    |stream: &mut std::net::TcpStream, status: &str, headers: &[(&str, String)], body: &[u8]| {
+                        let mut head =
+                            format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+                        for (k, v) in headers {
+                            head.push_str(&format!("{k}: {v}\r\n"));
+                        }
+                        head.push_str("\r\n");
+                        let _ = stream.write_all(head.as_bytes());
+                        let _ = stream.write_all(body);
+                    };
+                let tree = format!("/api/models/o/n/tree/{SHA}?recursive=true");
+                if target == "/api/models/o/n/revision/main" {
+                    let body = format!(r#"{{"id":"o/n","sha":"{SHA}"}}"#);
+                    respond(&mut stream, "200 OK", &[("X-Repo-Commit", SHA.into())], body.as_bytes());
+                } else if target == tree || target == format!("{tree}&cursor=2") {
+                    let half = files.len() / 2;
+                    let page = if target == tree { &files[..half] } else { &files[half..] };
+                    let mut items: Vec<String> = page
+                        .iter()
+                        .map(|f| {
+                            format!(
+                                r#"{{"type":"file","path":"{f}","size":{}}}"#,
+                                std::fs::metadata(root.join(f)).unwrap().len()
+                            )
+                        })
+                        .collect();
+                    items.push(r#"{"type":"directory","path":"sub"}"#.into());
+                    let next = (target == tree).then(|| ("Link", format!(r#"<{base}{tree}&cursor=2>; rel="next""#)));
+                    respond(
+                        &mut stream,
+                        "200 OK",
+                        &next.into_iter().collect::<Vec<_>>(),
+                        format!("[{}]", items.join(",")).as_bytes(),
+                    );
+                } else if let Some(path) = target.strip_prefix(&format!("/o/n/resolve/{SHA}/")) {
+                    let found = files.iter().any(|f| f == path);
+                    let headers = [("Location", format!("{base}/cdn/{path}")), ("X-Repo-Commit", SHA.into())];
+                    if found {
+                        respond(&mut stream, "302 Found", &headers, b"");
+                    } else {
+                        respond(&mut stream, "404 Not Found", &[], b"");
+                    }
+                } else if let (Some(path), Some((a, b))) = (target.strip_prefix("/cdn/"), range) {
+                    let mut f = std::fs::File::open(root.join(path)).unwrap();
+                    let len = f.metadata().unwrap().len();
+                    let b = b.min(len - 1);
+                    let mut body = vec![0; (b - a + 1) as usize];
+                    f.seek(SeekFrom::Start(a)).unwrap();
+                    f.read_exact(&mut body).unwrap();
+                    served.fetch_add(body.len() as u64, Ordering::Relaxed);
+                    let headers =
+                        [("Content-Range", format!("bytes {a}-{b}/{len}")), ("ETag", format!("\"{path}-{len}\""))];
+                    respond(&mut stream, "206 Partial Content", &headers, &body);
+                } else {
+                    respond(&mut stream, "404 Not Found", &[], b"");
+                }
+            });
+        }
+    });
+    Hub { url, served, requests }
+}
+
+/// Every file under `root`, relative, with `/`.
+fn walk_files(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(root).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            out.extend(walk_files(&p).into_iter().map(|f| format!("{name}/{f}")));
+        } else {
+            out.push(name);
+        }
+    }
+    out
+}
+
+fn cli_env(args: &[&str], endpoint: &str) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).env("HF_ENDPOINT", endpoint).args(args).output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn a_hub_repository_is_read_by_its_headers_alone_at_the_commit_the_server_names() {
+    let dir = gguf_repo();
+    // A big variant (4 GiB of tensor data, sparse on disk): only its header may be read.
+    let mut big = model(1, 1, None);
+    let at = big.len() as u64;
+    write(&dir, "sub/tiny-BF16.gguf", &big);
+    let f = std::fs::OpenOptions::new().write(true).open(dir.join("sub/tiny-BF16.gguf")).unwrap();
+    f.set_len(at + (4 << 30)).unwrap();
+    big.clear();
+    let h = hub(dir.clone());
+    for source in ["hf://o/n".to_owned(), format!("{}/o/n", h.url), format!("{}/o/n/tree/main", h.url)] {
+        let before = h.served.load(std::sync::atomic::Ordering::Relaxed);
+        let (code, out, err) = cli_env(&["repo", &source, "--json"], &h.url);
+        assert_eq!(code, 0, "{source}: {err}");
+        let r: Json = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["repo"], "o/n");
+        assert_eq!(r["revision"], SHA, "pinned to the commit the server names");
+        let names: Vec<&str> = r["variants"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["Q4_0", "Q8_0", "F16", "BF16"], "both pages listed; the big one last");
+        assert_eq!(r["variants"][3]["files"], serde_json::json!(["sub/tiny-BF16.gguf"]));
+        assert!(r["variants"][3]["bytes"].as_u64().unwrap() > 4 << 30);
+        let fit = r["companions"].as_array().unwrap().iter().find(|c| c["files"][0] == "mmproj-tiny-F16.gguf").unwrap();
+        assert_eq!(fit["fits"], serde_json::json!(["Q4_0", "Q8_0", "F16", "BF16"]));
+        assert_eq!(r["other_files"], serde_json::json!(["README.md"]));
+        let read = h.served.load(std::sync::atomic::Ordering::Relaxed) - before;
+        assert!(read < 4 << 20, "{source}: {read} bytes of files read for headers");
+    }
+    let (code, out, err) = cli_env(&["repo", "hf://o/n"], &h.url);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("over the network in"), "{out}");
+    eprintln!("{}", out.lines().last().unwrap_or_default());
+    assert!(h.requests.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    // A revision the server does not know, and an address that is not a repository's.
+    let (code, _, err) = cli_env(&["repo", "hf://o/n@nope"], &h.url);
+    assert_eq!(code, 2);
+    assert!(err.contains("no such repository or revision"), "{err}");
+    let (code, _, err) = cli_env(&["repo", &format!("{}/o/n/resolve/main/README.md", h.url)], &h.url);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a model repository's address"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

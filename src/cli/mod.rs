@@ -3,6 +3,7 @@
 mod args;
 mod check;
 mod diff;
+mod hub;
 mod open;
 mod parallel;
 mod progress;

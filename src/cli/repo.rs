@@ -3,9 +3,11 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use super::hub;
 use super::open::read_headers;
 use super::text::escape;
 use crate::engine::estimate::estimate;
+use crate::engine::hub::{parse_repo, DEFAULT_ENDPOINT};
 use crate::engine::kind::Kind;
 use crate::engine::model::FileInfo;
 use crate::engine::repo_report::RepoReport;
@@ -16,23 +18,46 @@ use crate::engine::view::{human_bytes, human_count};
 /// Folders deeper than this under the source are not read.
 const MAX_DEPTH: usize = 8;
 
-/// Run `repo` on the folder `source`: the report as JSON or a table.
+/// Run `repo` on `source`, a folder or a Hub repository (`hf://OWNER/NAME[@REV]` or its web
+/// address; the endpoint from `HF_ENDPOINT`): the report as JSON or a table.
 pub fn run(source: &Path, json: bool, out: &mut dyn Write) -> Result<(), String> {
-    let found = walk(source).map_err(|e| format!("{}: {e}", source.display()))?;
-    let files: Vec<FileInfo> = found.iter().map(|(rel, _, size)| FileInfo::new(rel.clone(), *size)).collect();
-    let paths: Vec<String> = found.iter().map(|(_, p, _)| p.to_string_lossy().into_owned()).collect();
-    let (parsed, _) = read_headers(files, &paths).map_err(|e| e.to_string())?;
+    let text = source.to_string_lossy();
+    let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
+    let endpoint = endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT);
+    let mut carried = None;
+    let (repo, revision, parsed) = match parse_repo(&text, endpoint) {
+        Some(r) => {
+            let read = hub::read(&r, endpoint)?;
+            carried = Some((read.bytes, read.requests));
+            (r.id(), Some(read.commit), read.parsed)
+        }
+        None if text.starts_with("hf://") || text.starts_with("http://") || text.starts_with("https://") => {
+            return Err(format!(
+                "{text}: not a model repository's address (hf://OWNER/NAME[@REV] or {endpoint}/OWNER/NAME)"
+            ));
+        }
+        None => {
+            let found = walk(source).map_err(|e| format!("{}: {e}", source.display()))?;
+            let files: Vec<FileInfo> = found.iter().map(|(rel, _, size)| FileInfo::new(rel.clone(), *size)).collect();
+            let paths: Vec<String> = found.iter().map(|(_, p, _)| p.to_string_lossy().into_owned()).collect();
+            let (parsed, _) = read_headers(files, &paths).map_err(|e| e.to_string())?;
+            (text.into_owned(), None, parsed)
+        }
+    };
     let grouping = group(&parsed);
     let other: Vec<String> = grouping.other.iter().map(|&i| parsed[i].0.path.clone()).collect();
     let all = variants(parsed, &grouping);
-    let repo = source.to_string_lossy();
-    let report = RepoReport { repo: &repo, revision: None, variants: &all, other_files: &other };
+    let report = RepoReport { repo: &repo, revision: revision.as_deref(), variants: &all, other_files: &other };
     super::buffered(out, |buf| {
         if json {
             buf.extend_from_slice(report.to_text().as_bytes());
             return Ok(());
         }
-        table(&report, buf).map_err(|e| e.to_string())
+        table(&report, buf).map_err(|e| e.to_string())?;
+        if let Some((bytes, requests)) = carried {
+            let _ = writeln!(buf, "read {} over the network in {requests} requests", human_bytes(bytes));
+        }
+        Ok(())
     })
 }
 

@@ -9,6 +9,7 @@ pub use tensorscope_formats::findings;
 pub use tensorscope_formats::gguf;
 pub use tensorscope_formats::hash;
 pub use tensorscope_formats::hidden_text;
+pub use tensorscope_formats::hub;
 pub use tensorscope_formats::json_float;
 pub use tensorscope_formats::kind;
 pub use tensorscope_formats::model;

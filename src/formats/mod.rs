@@ -10,6 +10,7 @@ pub mod findings;
 pub mod gguf;
 pub mod hash;
 pub mod hidden_text;
+pub mod hub;
 pub mod json_float;
 pub mod kind;
 pub mod model;
