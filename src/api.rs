@@ -9,12 +9,16 @@ use wasm_bindgen::prelude::*;
 use crate::engine::diff::diff as header_diff;
 use crate::engine::diff_report::DiffReport;
 use crate::engine::hist_report::HistReport;
+use crate::engine::hub::{parse_repo, DEFAULT_ENDPOINT};
 use crate::engine::job::Values;
 use crate::engine::model::Checkpoint;
 use crate::engine::plan::Selection;
+use crate::engine::repo_report::RepoReport;
 use crate::engine::report::Report;
+use crate::engine::variants::{group, variants};
 use crate::io::entries::Input;
-use crate::io::open::{open_inputs, open_urls};
+use crate::io::hub::read_repo;
+use crate::io::open::{open_inputs, open_urls, read_inputs};
 use crate::io::values::{check as check_values, compare_values, histogram as histogram_values, settle_arrays};
 use crate::io::{Cancel, Meter, Source};
 
@@ -79,6 +83,38 @@ fn option(options: &JsValue, key: &str) -> Option<JsValue> {
 
 fn number(options: &JsValue, key: &str) -> Option<f64> {
     js_sys::Reflect::get(options, &JsValue::from_str(key)).ok().and_then(|v| v.as_f64())
+}
+
+/// `tensorscope repo --json`: every checkpoint of a Hub repository (`hf://OWNER/NAME[@REV]` or
+/// its web address; `options.endpoint` for another Hub-compatible server) or of files (a
+/// folder's `FileList`, a list of `File`s), side by side.
+#[wasm_bindgen(js_name = repo)]
+pub async fn api_repo(source: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let cancel = Cancel::new();
+    let (name, revision, parsed) = match source.as_string() {
+        Some(address) => {
+            let endpoint = option(&options, "endpoint").and_then(|e| e.as_string());
+            let endpoint = endpoint.unwrap_or_else(|| DEFAULT_ENDPOINT.to_owned());
+            let repo = parse_repo(&address, &endpoint).ok_or_else(|| {
+                err(format!(
+                    "{address}: not a model repository's address (hf://OWNER/NAME[@REV] or {endpoint}/OWNER/NAME)"
+                ))
+            })?;
+            let read = read_repo(&repo, &endpoint, &Meter::default(), &cancel, |_| {}).await.map_err(err)?;
+            (repo.id(), Some(read.commit), read.parsed)
+        }
+        None => {
+            let Given::Files(mut files) = given(&source)? else {
+                return Err(err("a repository is one address, or files"));
+            };
+            let parsed = read_inputs(&mut files, &cancel).await.map_err(err)?;
+            (format!("{} files", parsed.len()), None, parsed)
+        }
+    };
+    let grouping = group(&parsed);
+    let other: Vec<String> = grouping.other.iter().map(|&i| parsed[i].0.path.clone()).collect();
+    let all = variants(parsed, &grouping);
+    parse(&RepoReport { repo: &name, revision: revision.as_deref(), variants: &all, other_files: &other }.to_text())
 }
 
 /// `tensorscope inspect --json`: tensors, metadata, summary, estimate and findings.

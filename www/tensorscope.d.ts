@@ -102,6 +102,28 @@ export interface Diff {
   summary: { same: number; changed: number; only_a: number; only_b: number };
 }
 
+/** `tensorscope repo --json`. */
+export interface Repo {
+  repo: string;
+  /** The commit read (null for files). */
+  revision: string | null;
+  /** Smallest first. */
+  variants: Array<{
+    name: string;
+    format: 'gguf' | 'safetensors' | 'pickle';
+    kind: string;
+    files: string[];
+    bytes: number;
+    params: number;
+    bits_per_weight: Float;
+    file_type: string | null;
+    estimate: Report['estimate'];
+    findings: { errors: number; warnings: number };
+  }>;
+  companions: Array<{ name: string; kind: string; files: string[]; bytes: number; fits: string[] }>;
+  other_files: string[];
+}
+
 export function inspect(input: Input): Promise<Report>;
 export function check(input: Input, options?: { sha256?: boolean; scan?: boolean }): Promise<Report>;
 export function histogram(
@@ -110,3 +132,4 @@ export function histogram(
   options?: { bins?: number; sample?: number; elements?: [number, number] },
 ): Promise<Histogram>;
 export function diff(a: Input, b: Input, options?: { values?: 'none' | 'sample' | 'all' }): Promise<Diff>;
+export function repo(source: string | File[] | FileList, options?: { endpoint?: string }): Promise<Repo>;

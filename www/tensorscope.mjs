@@ -37,6 +37,14 @@ export async function histogram(input, tensor, options = {}) {
   return wasm.histogram(input, tensor, options);
 }
 
+/** `tensorscope repo --json`: every checkpoint of a Hub repository (`hf://OWNER/NAME[@REV]` or its
+ *  web address; `{ endpoint }` for another Hub-compatible server) or of a folder's files, side by
+ *  side: each variant's size, bits per weight, memory to run and findings, the companions. */
+export async function repo(source, options = {}) {
+  await load();
+  return wasm.repo(source, options);
+}
+
 /** `tensorscope diff --json` of `a` against `b`; `{ values: 'none' | 'sample' | 'all' }`. */
 export async function diff(a, b, options = {}) {
   await load();

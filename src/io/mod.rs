@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod entries;
+pub mod hub;
 pub mod open;
 pub mod pool;
 pub mod values;

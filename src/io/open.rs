@@ -78,6 +78,14 @@ pub async fn open_inputs(
     open_sources(&files, cancel, progress).await
 }
 
+/// The headers of `inputs` (sorted by path, as [`open_inputs`] sorts them), not assembled.
+pub async fn read_inputs(inputs: &mut [Input], cancel: &Cancel) -> Result<Vec<(FileInfo, Parsed)>, RunError> {
+    crate::engine::sort::sort_by(inputs, |a, b| a.path.cmp(&b.path));
+    let files: Vec<(String, Source)> =
+        inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
+    Ok(read_headers(&files, cancel, |_| {}).await?.0)
+}
+
 /// Read the headers of `files` (path, source), in the order given, into one checkpoint.
 pub async fn open_sources(
     files: &[(String, Source)],
@@ -200,6 +208,26 @@ async fn open_remote(
 /// Every result of [`open_remote`], or its first error.
 fn all_opened(results: Vec<Result<Opened, RunError>>) -> Result<Vec<Opened>, RunError> {
     results.into_iter().collect()
+}
+
+/// The headers of remote files `given` (name, URL), [`PARALLEL_REQUESTS`] at a time (an
+/// index's first request sized to hold it whole), with their sources: a repository's files,
+/// each read where it is, none brought in by another.
+pub async fn open_remote_files(
+    given: Vec<(String, String)>,
+    meter: &Meter,
+    cancel: &Cancel,
+    mut progress: impl FnMut(OpenProgress),
+) -> Result<(Vec<(FileInfo, Parsed)>, Vec<Source>), RunError> {
+    let expect = given
+        .iter()
+        .map(|(name, _)| Expect::Bytes(if sniff(name, b"") == FileKind::Index { MAX_PROBE_BYTES } else { PROBE_BYTES }))
+        .collect();
+    let total = given.len();
+    progress(OpenProgress { files: total, ..OpenProgress::default() });
+    let opened = all_opened(open_remote(given, ShardProbes::new(expect), meter, cancel).await)?;
+    progress(OpenProgress { files_done: total, files: total, bytes_read: meter.bytes() });
+    Ok(opened.into_iter().map(|(name, _, src, p)| ((FileInfo::new(name, src.len()), p), src)).unzip())
 }
 
 /// Open remote files by URL (`hf://` shorthands expanded; only `http:`/`https:` accepted). A

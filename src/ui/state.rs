@@ -6,12 +6,15 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::engine::digest::{Digest, Digesting};
+use crate::engine::hub::{parse_repo, RepoRef, DEFAULT_ENDPOINT};
+use crate::engine::kind::Kind;
 use crate::engine::model::Checkpoint;
-use crate::engine::variants::Variant;
+use crate::engine::variants::{group, variants, Variant};
 use crate::engine::viewer::{permalink, permalink_tensor};
 use crate::io::browser;
 use crate::io::driver::{yield_now, MAIN_THREAD_TENSORS};
 use crate::io::entries::Input;
+use crate::io::hub::read_repo;
 use crate::io::open::{open_grouped, open_sources, open_urls, OpenProgress, OpenedAs};
 use crate::io::{BlobSource, Cancel, Meter, RunError, Source};
 
@@ -148,8 +151,10 @@ pub struct AppState {
 pub struct Variants {
     pub all: Vec<Variant>,
     pub other: Vec<String>,
-    /// Where they came from ("5 files").
+    /// Where they came from ("5 files", a repository at a commit).
     pub label: String,
+    /// The repository's address (`?url=`), kept while a variant is open; none for local files.
+    pub source: Option<String>,
 }
 
 impl AppState {
@@ -269,7 +274,7 @@ impl AppState {
                 }
                 Ok(OpenedAs::Variants(all, files, other)) => {
                     self.variant_files.set_value(files);
-                    self.variants.set(Some(Arc::new(Variants { all, other, label })));
+                    self.variants.set(Some(Arc::new(Variants { all, other, label, source: None })));
                     self.cp.set(None);
                     self.digest.set(None);
                     self.selected.set(None);
@@ -288,7 +293,9 @@ impl AppState {
     /// back to.
     pub fn open_variant(self, i: usize) {
         let Some(files) = self.variant_files.with_value(|f| f.get(i).cloned()) else { return };
-        let Some(name) = self.variants.with_untracked(|v| v.as_ref().and_then(|v| Some(v.all.get(i)?.name.clone())))
+        let Some((name, source)) = self
+            .variants
+            .with_untracked(|v| v.as_ref().and_then(|v| Some((v.all.get(i)?.name.clone(), v.source.clone()))))
         else {
             return;
         };
@@ -306,7 +313,8 @@ impl AppState {
             match result {
                 Ok((cp, sources)) => {
                     let label = format!("variant {name}");
-                    self.opened(generation, cp, sources, label, None, Address::default()).await
+                    let address = Address { urls: source.into_iter().collect(), sample: None };
+                    self.opened(generation, cp, sources, label, None, address).await
                 }
                 Err(RunError::Cancelled) => {}
                 Err(e) => {
@@ -352,6 +360,15 @@ impl AppState {
                 });
             }
         });
+        if let [one] = urls.as_slice() {
+            let endpoint = browser::query_values("endpoint").into_iter().next();
+            let endpoint = endpoint.unwrap_or_else(|| DEFAULT_ENDPOINT.to_owned());
+            if let Some(repo) = parse_repo(one, &endpoint) {
+                let source = one.clone();
+                spawn_local(async move { self.open_repo(repo, endpoint, source, meter, cancel, generation).await });
+                return;
+            }
+        }
         spawn_local(async move {
             let result = open_urls(&urls, &meter, &cancel, |p| {
                 if self.is_current(generation) {
@@ -384,6 +401,68 @@ impl AppState {
                 }
             }
         });
+    }
+
+    /// Open a Hub repository (`source` names it): its variants side by side when it holds
+    /// several models, else its one checkpoint.
+    async fn open_repo(
+        self,
+        repo: RepoRef,
+        endpoint: String,
+        source: String,
+        meter: Meter,
+        cancel: Cancel,
+        generation: u64,
+    ) {
+        let progress = |p| {
+            if self.is_current(generation) {
+                self.loading.set(Some(p))
+            }
+        };
+        let result = read_repo(&repo, &endpoint, &meter, &cancel, progress).await;
+        if !self.is_current(generation) {
+            return;
+        }
+        let read = match result {
+            Ok(r) => r,
+            Err(RunError::Cancelled) => return,
+            Err(e) => {
+                self.loading.set(None);
+                let e = match e {
+                    RunError::Read(m) => m,
+                    e => e.to_string(),
+                };
+                self.error.set(Some(format!("could not open the repository: {e}")));
+                return;
+            }
+        };
+        let label = format!("{} at {}", repo.id(), &read.commit[..7]);
+        let transferred = Some((meter.bytes(), meter.requests()));
+        let grouping = group(&read.parsed);
+        let all = variants(read.parsed.clone(), &grouping);
+        if all.iter().filter(|v| v.kind == Kind::Model).count() > 1 {
+            let names: Vec<String> = read.parsed.iter().map(|(f, _)| f.path.clone()).collect();
+            let files = grouping
+                .groups
+                .iter()
+                .map(|g| g.files.iter().map(|&i| (names[i].clone(), read.sources[i].clone())).collect())
+                .collect();
+            let other = grouping.other.iter().map(|&i| names[i].clone()).collect();
+            browser::set_query("url", std::slice::from_ref(&source));
+            browser::set_query("sample", &[]);
+            self.variant_files.set_value(files);
+            self.variants.set(Some(Arc::new(Variants { all, other, label, source: Some(source) })));
+            self.transferred.set(transferred);
+            self.cp.set(None);
+            self.digest.set(None);
+            self.selected.set(None);
+            self.loading.set(None);
+            return;
+        }
+        let cp = crate::engine::inspections::assemble(read.parsed);
+        let sources = cp.files.iter().map(|f| read.sources[f.given].clone()).collect();
+        let address = Address { urls: vec![source], sample: None };
+        self.opened(generation, cp, sources, label, transferred, address).await;
     }
 
     /// Open the checkpoint to compare with (B, replacing the open of B under way): local files

@@ -249,6 +249,31 @@ async fn fetch_range(
     Ok(Fetched { pin, bytes, commit: get("x-repo-commit") })
 }
 
+/// A GET of `url`'s whole text (an API answer): its status, text and `Link` header (which the
+/// server must expose to other origins for pagination to be seen).
+pub async fn get_text(url: &str, meter: &Meter, cancel: &Cancel) -> Result<(u16, String, Option<String>), String> {
+    let ctrl = AbortController::new().map_err(js_error)?;
+    let init = RequestInit::new();
+    init.set_signal(Some(&ctrl.signal()));
+    meter.requests.set(meter.requests.get() + 1);
+    let dog = Watchdog::new(&ctrl, Some(cancel));
+    let resp = match JsFuture::from(fetch(url, &init)?).await {
+        Ok(r) => r,
+        Err(_) => match dog.barked() {
+            Some(Bark::Idle) => return Err(format!("{url}: no answer in {} s", IDLE_MS / 1000.0)),
+            Some(Bark::Cancelled) => return Err(format!("{url}: cancelled")),
+            None => return Err(diagnose(url).await),
+        },
+    };
+    dog.pet();
+    let resp: Response = resp.dyn_into().map_err(js_error)?;
+    let link = resp.headers().get("link").ok().flatten();
+    let text = JsFuture::from(resp.text().map_err(js_error)?).await.map_err(js_error)?;
+    let text = text.as_string().unwrap_or_default();
+    meter.add(text.len() as u64);
+    Ok((resp.status(), text, link))
+}
+
 /// `fetch(url, init)` from the page or from a worker.
 fn fetch(url: &str, init: &RequestInit) -> Result<js_sys::Promise, String> {
     if let Some(w) = web_sys::window() {
