@@ -207,9 +207,21 @@ fn a_safetensors_repository_is_one_set_with_its_configs_and_the_rest_is_listed()
         serde_json::json!(["onnx/model.onnx", "tokenizer.json"]),
         "hidden folders are skipped"
     );
-    // The same folder opens as one checkpoint.
+    // The same folder opens as one checkpoint, also with the weights saved twice, as many
+    // repositories ship them (a pickle beside the safetensors): the safetensors are read.
     let (code, _, err) = cli(&["inspect", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    std::fs::copy(fixtures().join("pickle").join("torch-zip.pt"), dir.join("pytorch_model.bin")).unwrap();
+    let (code, out, err) = cli(&["inspect", dir.to_str().unwrap(), "--json"]);
+    assert!(code < 2, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["format"], "safetensors");
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let formats: Vec<&str> = r["variants"].as_array().unwrap().iter().map(|v| v["format"].as_str().unwrap()).collect();
+    assert_eq!(formats.len(), 2, "both saves listed: {formats:?}");
+    assert!(formats.contains(&"pickle") && formats.contains(&"safetensors"), "{formats:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -6,11 +6,10 @@ use std::path::PathBuf;
 use super::source::run_job;
 use crate::engine::inspections::assemble;
 use crate::engine::job::headers_job;
-use crate::engine::kind::Kind;
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::Parsed;
 use crate::engine::text::base_name;
-use crate::engine::variants::{group, variants};
+use crate::engine::variants::{group, separate_models, variants};
 
 /// The files named by `paths`: files as given, folders by their direct children, sorted.
 pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
@@ -62,9 +61,10 @@ fn one_checkpoint(parsed: &[(FileInfo, Parsed)]) -> io::Result<()> {
     if grouping.groups.len() < 2 {
         return Ok(());
     }
-    let models: Vec<String> = variants(parsed.to_vec(), &grouping)
+    let all = variants(parsed.to_vec(), &grouping);
+    let models: Vec<String> = separate_models(&all)
         .into_iter()
-        .filter(|v| v.kind == Kind::Model)
+        .map(|i| &all[i])
         .map(|v| {
             let files: Vec<&str> = v.cp.files.iter().map(|f| base_name(&f.path)).collect();
             format!("{} ({})", v.name, files.join(", "))

@@ -6,7 +6,7 @@
 
 use crate::inspections::assemble;
 use crate::kind::{classify, kind, Kind};
-use crate::model::{Checkpoint, FileInfo};
+use crate::model::{Checkpoint, FileInfo, Format};
 use crate::naming::{file_type_name, parse_name};
 use crate::open::Parsed;
 use crate::shards::shard_number;
@@ -148,6 +148,21 @@ pub fn variants(given: Vec<(FileInfo, Parsed)>, grouping: &Grouping) -> Vec<Vari
             let infos = files.iter().map(|(f, _)| f.clone()).collect();
             let cp = assemble(files);
             Variant { name: g.name.clone(), kind: kind(&cp), cp, files: infos }
+        })
+        .collect()
+}
+
+/// The variants that are separate models, by index: models with tensors, less a pickle set in
+/// a folder that also holds a safetensors set (the same weights saved twice, as many
+/// repositories ship them: the safetensors are the ones read, as when the folder opens as one).
+pub fn separate_models(all: &[Variant]) -> Vec<usize> {
+    let dir = |v: &Variant| v.files.first().map_or("", |f| folder(&f.path)).to_owned();
+    let safetensors: Vec<String> = all.iter().filter(|v| v.cp.format == Format::Safetensors).map(dir).collect();
+    (0..all.len())
+        .filter(|&i| {
+            let v = &all[i];
+            let shadowed = v.cp.format == Format::Pickle && safetensors.contains(&dir(v));
+            v.kind == Kind::Model && !v.cp.tensors.is_empty() && !shadowed
         })
         .collect()
 }

@@ -11,14 +11,13 @@ use super::http::{HttpSource, Meter};
 use super::source::Source;
 use super::BlobSource;
 use crate::engine::job::{headers_job, OnFile, RunError};
-use crate::engine::kind::Kind;
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
 use crate::engine::remote::{at_commit, beside, check_url, unreadable_shard, url_file_name};
 use crate::engine::shard_probe::{Expect, ShardProbes, MAX_PROBE_BYTES, PROBE_BYTES};
 use crate::engine::shards::Assembling;
 use crate::engine::sniff::{sniff, FileKind};
-use crate::engine::variants::{group, variants, Variant};
+use crate::engine::variants::{group, separate_models, variants, Variant};
 
 /// How far opening has come.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -147,7 +146,7 @@ pub async fn open_grouped(
     let grouping = group(&parsed);
     if grouping.groups.len() > 1 {
         let all = variants(parsed.clone(), &grouping);
-        if all.iter().filter(|v| v.kind == Kind::Model).count() > 1 {
+        if separate_models(&all).len() > 1 {
             let of = |g: &[usize]| g.iter().map(|&i| files[i].clone()).collect();
             let group_files = grouping.groups.iter().map(|g| of(&g.files)).collect();
             let other = grouping.other.iter().map(|&i| files[i].0.clone()).collect();

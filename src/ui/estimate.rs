@@ -113,10 +113,12 @@ fn estimate_table(cp: &Checkpoint, digest: &Digest, chosen: &[u64]) -> impl Into
                 {config}
             </dl>
             {has_kv.then(|| view! {
-                <table class="estimate" data-testid="kv-table">
-                    <thead><tr><th class="num">"context"</th>{heads}</tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
+                <div class="table-scroll">
+                    <table class="estimate" data-testid="kv-table">
+                        <thead><tr><th class="num">"context"</th>{heads}</tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
             })}
             <ul class="muted">{unknown}</ul>
             <p class="muted">"One sequence, as llama.cpp sizes its cache; compute buffers are not counted."</p>

@@ -7,9 +7,8 @@ use leptos::task::spawn_local;
 
 use crate::engine::digest::{Digest, Digesting};
 use crate::engine::hub::{parse_repo, RepoRef, DEFAULT_ENDPOINT};
-use crate::engine::kind::Kind;
 use crate::engine::model::Checkpoint;
-use crate::engine::variants::{group, variants, Variant};
+use crate::engine::variants::{group, separate_models, variants, Variant};
 use crate::engine::viewer::{permalink, permalink_tensor};
 use crate::io::browser;
 use crate::io::driver::{yield_now, MAIN_THREAD_TENSORS};
@@ -440,7 +439,7 @@ impl AppState {
         let transferred = Some((meter.bytes(), meter.requests()));
         let grouping = group(&read.parsed);
         let all = variants(read.parsed.clone(), &grouping);
-        if all.iter().filter(|v| v.kind == Kind::Model).count() > 1 {
+        if separate_models(&all).len() > 1 {
             let names: Vec<String> = read.parsed.iter().map(|(f, _)| f.path.clone()).collect();
             let files = grouping
                 .groups

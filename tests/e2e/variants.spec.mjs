@@ -57,6 +57,12 @@ test('a folder of quant variants opens as a list: memory against the device, com
     await q8.click();
     await v.waitLoaded('variant Q8_0');
     assert.equal(await v.text('summary-tensors'), '4');
+    // Its summary, memory-to-run table included, fits a 390 px screen too.
+    await page.locator('[data-testid=kv-table]').waitFor();
+    await page.setViewportSize({ width: 390, height: 800 });
+    const summaryOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(summaryOverflow <= 0, `the summary overflows by ${summaryOverflow} px`);
+    await page.setViewportSize({ width: 1280, height: 800 });
     await page.locator('[data-testid=variants-back]').click();
     await page.locator('[data-testid=variants]').waitFor();
     assert.equal(await rows.count(), 2);
