@@ -257,12 +257,7 @@ impl AppState {
         let files: Vec<(String, Source)> =
             inputs.iter().map(|i| (i.path.clone(), BlobSource::new(i.blob.clone()).into())).collect();
         spawn_local(async move {
-            let result = open_grouped(&files, &cancel, |p| {
-                if self.is_current(generation) {
-                    self.loading.set(Some(p))
-                }
-            })
-            .await;
+            let result = open_grouped(&files, &cancel, self.progress(generation)).await;
             if !self.is_current(generation) {
                 return;
             }
@@ -272,20 +267,43 @@ impl AppState {
                     self.opened(generation, cp, sources, label, None, address).await
                 }
                 Ok(OpenedAs::Variants(all, files, other)) => {
-                    self.variant_files.set_value(files);
-                    self.variants.set(Some(Arc::new(Variants { all, other, label, source: None })));
-                    self.cp.set(None);
-                    self.digest.set(None);
-                    self.selected.set(None);
-                    self.loading.set(None);
+                    self.show_variants(Variants { all, other, label, source: None }, files)
                 }
-                Err(RunError::Cancelled) => {}
-                Err(e) => {
-                    self.loading.set(None);
-                    self.error.set(Some(format!("could not open the files: {e}")));
-                }
+                Err(e) => self.failed("the files", e),
             }
         });
+    }
+
+    /// The progress callback of open number `generation`: it shows only while that open is the newest.
+    fn progress(self, generation: u64) -> impl FnMut(OpenProgress) {
+        move |p| {
+            if self.is_current(generation) {
+                self.loading.set(Some(p))
+            }
+        }
+    }
+
+    /// An open of `what` that failed: said on the error line (a cancelled one is not).
+    fn failed(self, what: &str, e: RunError) {
+        if e == RunError::Cancelled {
+            return;
+        }
+        self.loading.set(None);
+        let e = match e {
+            RunError::Read(m) => m,
+            e => e.to_string(),
+        };
+        self.error.set(Some(format!("could not open {what}: {e}")));
+    }
+
+    /// Show the Variants view of `v`, whose checkpoints' files are `files`.
+    fn show_variants(self, v: Variants, files: Vec<Vec<(String, Source)>>) {
+        self.variant_files.set_value(files);
+        self.variants.set(Some(Arc::new(v)));
+        self.cp.set(None);
+        self.digest.set(None);
+        self.selected.set(None);
+        self.loading.set(None);
     }
 
     /// Open variant `i` of the Variants view with every view there is; the list stays, to go
@@ -300,12 +318,7 @@ impl AppState {
         };
         let (cancel, generation) = self.start_open();
         spawn_local(async move {
-            let result = open_sources(&files, &cancel, |p| {
-                if self.is_current(generation) {
-                    self.loading.set(Some(p))
-                }
-            })
-            .await;
+            let result = open_sources(&files, &cancel, self.progress(generation)).await;
             if !self.is_current(generation) {
                 return;
             }
@@ -315,11 +328,7 @@ impl AppState {
                     let address = Address { urls: source.into_iter().collect(), sample: None };
                     self.opened(generation, cp, sources, label, None, address).await
                 }
-                Err(RunError::Cancelled) => {}
-                Err(e) => {
-                    self.loading.set(None);
-                    self.error.set(Some(format!("could not open the variant: {e}")));
-                }
+                Err(e) => self.failed("the variant", e),
             }
         });
     }
@@ -369,12 +378,7 @@ impl AppState {
             }
         }
         spawn_local(async move {
-            let result = open_urls(&urls, &meter, &cancel, |p| {
-                if self.is_current(generation) {
-                    self.loading.set(Some(p))
-                }
-            })
-            .await;
+            let result = open_urls(&urls, &meter, &cancel, self.progress(generation)).await;
             if !self.is_current(generation) {
                 return;
             }
@@ -389,15 +393,7 @@ impl AppState {
                     let address = Address { urls, sample: None };
                     self.opened(generation, cp, sources, label, transferred, address).await;
                 }
-                Err(RunError::Cancelled) => {}
-                Err(e) => {
-                    self.loading.set(None);
-                    let e = match e {
-                        RunError::Read(m) => m,
-                        e => e.to_string(),
-                    };
-                    self.error.set(Some(format!("could not open the URL: {e}")));
-                }
+                Err(e) => self.failed("the URL", e),
             }
         });
     }
@@ -413,27 +409,13 @@ impl AppState {
         cancel: Cancel,
         generation: u64,
     ) {
-        let progress = |p| {
-            if self.is_current(generation) {
-                self.loading.set(Some(p))
-            }
-        };
-        let result = read_repo(&repo, &endpoint, &meter, &cancel, progress).await;
+        let result = read_repo(&repo, &endpoint, &meter, &cancel, self.progress(generation)).await;
         if !self.is_current(generation) {
             return;
         }
         let read = match result {
             Ok(r) => r,
-            Err(RunError::Cancelled) => return,
-            Err(e) => {
-                self.loading.set(None);
-                let e = match e {
-                    RunError::Read(m) => m,
-                    e => e.to_string(),
-                };
-                self.error.set(Some(format!("could not open the repository: {e}")));
-                return;
-            }
+            Err(e) => return self.failed("the repository", e),
         };
         let label = format!("{} at {}", repo.id(), &read.commit[..7]);
         let transferred = Some((meter.bytes(), meter.requests()));
@@ -449,14 +431,8 @@ impl AppState {
             let other = grouping.other.iter().map(|&i| names[i].clone()).collect();
             browser::set_query("url", std::slice::from_ref(&source));
             browser::set_query("sample", &[]);
-            self.variant_files.set_value(files);
-            self.variants.set(Some(Arc::new(Variants { all, other, label, source: Some(source) })));
             self.transferred.set(transferred);
-            self.cp.set(None);
-            self.digest.set(None);
-            self.selected.set(None);
-            self.loading.set(None);
-            return;
+            return self.show_variants(Variants { all, other, label, source: Some(source) }, files);
         }
         let cp = crate::engine::inspections::assemble(read.parsed);
         let sources = cp.files.iter().map(|f| read.sources[f.given].clone()).collect();

@@ -207,16 +207,7 @@ async fn fetch_range(
     init.set_cache(web_sys::RequestCache::NoStore);
     meter.requests.set(meter.requests.get() + 1);
     let dog = Watchdog::new(&ctrl, cancel);
-    let resp = match JsFuture::from(fetch(url, &init)?).await {
-        Ok(r) => r,
-        Err(_) => match dog.barked() {
-            Some(Bark::Idle) => return Err(format!("{url}: no answer in {} s", IDLE_MS / 1000.0)),
-            Some(Bark::Cancelled) => return Err(format!("{url}: cancelled")),
-            None => return Err(diagnose(url).await),
-        },
-    };
-    dog.pet();
-    let resp: Response = resp.dyn_into().map_err(js_error)?;
+    let resp = answer(url, &init, &dog).await?;
     let h = resp.headers();
     let get = |name: &str| h.get(name).ok().flatten();
     let (content_range, etag, last_modified) = (get("content-range"), get("etag"), get("last-modified"));
@@ -257,7 +248,18 @@ pub async fn get_text(url: &str, meter: &Meter, cancel: &Cancel) -> Result<(u16,
     init.set_signal(Some(&ctrl.signal()));
     meter.requests.set(meter.requests.get() + 1);
     let dog = Watchdog::new(&ctrl, Some(cancel));
-    let resp = match JsFuture::from(fetch(url, &init)?).await {
+    let resp = answer(url, &init, &dog).await?;
+    let link = resp.headers().get("link").ok().flatten();
+    let text = JsFuture::from(resp.text().map_err(js_error)?).await.map_err(js_error)?;
+    let text = text.as_string().unwrap_or_default();
+    meter.add(text.len() as u64);
+    Ok((resp.status(), text, link))
+}
+
+/// The response to `fetch(url, init)`, or why none came: no answer for [`IDLE_MS`], a cancel,
+/// CORS or the network (told apart by [`diagnose`]).
+async fn answer(url: &str, init: &RequestInit, dog: &Watchdog) -> Result<Response, String> {
+    let resp = match JsFuture::from(fetch(url, init)?).await {
         Ok(r) => r,
         Err(_) => match dog.barked() {
             Some(Bark::Idle) => return Err(format!("{url}: no answer in {} s", IDLE_MS / 1000.0)),
@@ -266,12 +268,7 @@ pub async fn get_text(url: &str, meter: &Meter, cancel: &Cancel) -> Result<(u16,
         },
     };
     dog.pet();
-    let resp: Response = resp.dyn_into().map_err(js_error)?;
-    let link = resp.headers().get("link").ok().flatten();
-    let text = JsFuture::from(resp.text().map_err(js_error)?).await.map_err(js_error)?;
-    let text = text.as_string().unwrap_or_default();
-    meter.add(text.len() as u64);
-    Ok((resp.status(), text, link))
+    resp.dyn_into().map_err(js_error)
 }
 
 /// `fetch(url, init)` from the page or from a worker.
