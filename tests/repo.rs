@@ -410,3 +410,68 @@ fn a_hub_repository_is_read_by_its_headers_alone_at_the_commit_the_server_names(
     assert!(err.contains("not a model repository's address"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A safetensors model whose attention projections are `q` (out, in) and `v` (out, in), two layers.
+fn attention_model(q: [u64; 2], v: [u64; 2]) -> Vec<u8> {
+    let mut entries = Vec::new();
+    let mut at = 0u64;
+    for layer in 0..2 {
+        for (name, [o, i]) in [("q_proj", q), ("v_proj", v)] {
+            let n = o * i * 2;
+            entries.push(format!(
+                r#""model.layers.{layer}.self_attn.{name}.weight":{{"dtype":"F16","shape":[{o},{i}],"data_offsets":[{at},{}]}}"#,
+                at + n
+            ));
+            at += n;
+        }
+    }
+    safetensors(&format!("{{{}}}", entries.join(",")), at as usize)
+}
+
+#[test]
+fn adapters_fit_the_variants_whose_modules_they_match() {
+    let dir = temp_dir("adapters");
+    // PEFT's adapter (peft wrote it): q_proj 64 → 64 and v_proj 64 → 32 on two layers.
+    for f in ["adapter_model.safetensors", "adapter_config.json"] {
+        write(&dir, &format!("lora/{f}"), &std::fs::read(kinds("peft").join(f)).unwrap());
+    }
+    write(&dir, "right/model.safetensors", &attention_model([64, 64], [32, 64]));
+    write(&dir, "wrong/model.safetensors", &attention_model([64, 64], [64, 64]));
+    // llama.cpp's LoRA (convert_lora_to_gguf wrote it) for the gemma3 model, beside a llama model.
+    write(&dir, "gguf/tiny-Q8_0.gguf", &std::fs::read(kinds("model.gguf")).unwrap());
+    write(&dir, "gguf/other-Q4_K_M.gguf", &std::fs::read(fixtures().join("gguf_v3_le.gguf")).unwrap());
+    write(&dir, "gguf/lora.gguf", &std::fs::read(kinds("lora.gguf")).unwrap());
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let companion = |file: &str| {
+        r["companions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["files"].as_array().unwrap().iter().any(|f| f == file))
+            .cloned()
+    };
+    let peft = companion("lora/adapter_model.safetensors").expect("the PEFT adapter is a companion");
+    assert_eq!(peft["kind"], "adapter");
+    assert_eq!(peft["files"], serde_json::json!(["lora/adapter_config.json", "lora/adapter_model.safetensors"]));
+    assert_eq!(peft["fits"], serde_json::json!(["right/model"]));
+    assert_eq!(companion("gguf/lora.gguf").unwrap()["fits"], serde_json::json!(["Q8_0"]));
+    // The first difference is named.
+    let open = |p: &str| tensorscope::cli::open_paths(&[dir.join(p)]).unwrap().0;
+    let (wrong, lora) = (open("wrong"), open("lora"));
+    let a = tensorscope::engine::adapter::adapter(&lora).unwrap();
+    let why = tensorscope::engine::adapter::check_fit(&wrong, &lora, &a).unwrap().unwrap_err();
+    assert!(why.contains("model.layers.0.self_attn.v_proj.weight") && why.contains("[64, 64]"), "{why}");
+    let llama = open("gguf/other-Q4_K_M.gguf");
+    let gguf_lora = open("gguf/lora.gguf");
+    let why = tensorscope::engine::adapter::check_fit(
+        &llama,
+        &gguf_lora,
+        &tensorscope::engine::adapter::adapter(&gguf_lora).unwrap(),
+    )
+    .unwrap()
+    .unwrap_err();
+    assert!(why.contains("gemma3") && why.contains("llama"), "{why}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -158,6 +158,44 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
+/// Whether the adapter `a` (of checkpoint `adapter`, opened apart) fits `base`: `Ok` when the
+/// architectures agree (where both files state one) and every adapted module's input and output
+/// widths are the base tensor's; else the first difference. `None` when the flavour's modules
+/// are not named as the base's tensors are (kohya's, control vectors).
+pub fn check_fit(base: &Checkpoint, adapter: &Checkpoint, a: &Adapter) -> Option<Result<(), String>> {
+    let gguf = matches!(a.flavour, Flavour::GgufLora | Flavour::GgufAlora);
+    if !gguf && a.flavour != Flavour::Peft {
+        return None;
+    }
+    let arch = |cp: &Checkpoint| match cp.meta("general.architecture") {
+        Some(MetaValue::Gguf(v)) => v.as_str().map(str::to_owned),
+        _ => None,
+    };
+    if let (Some(x), Some(y)) = (arch(adapter), arch(base)) {
+        if x != y {
+            return Some(Err(format!("the adapter is for {x} models, the base is {y}")));
+        }
+    }
+    for m in &a.modules {
+        let (Some(inf), Some(outf)) = (m.in_features, m.out_features) else { continue };
+        // GGUF names the base tensor itself, in ggml order (in, out); PEFT names its module,
+        // whose weight is row-major (out, in).
+        let (name, want) =
+            if gguf { (m.name.clone(), [inf, outf]) } else { (format!("{}.weight", m.name), [outf, inf]) };
+        match base.tensor(&name) {
+            None => return Some(Err(format!("the base has no {name}, which the adapter changes"))),
+            Some(t) if t.shape.len() != 2 || t.shape[..] != want => {
+                return Some(Err(format!(
+                    "{name}: the adapter maps {inf} inputs to {outf} outputs, the base tensor's shape is {:?}",
+                    t.shape
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    Some(Ok(()))
+}
+
 /// The adapter in `cp`, when it holds one.
 pub fn adapter(cp: &Checkpoint) -> Option<Adapter> {
     let gguf = |k: &str| match cp.meta(k) {

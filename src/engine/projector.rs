@@ -98,22 +98,6 @@ pub fn fit(cp: &Checkpoint) -> Vec<Finding> {
     out
 }
 
-/// Whether `projector`, a checkpoint opened apart, fits `model`: opened together, the fit is
-/// known and neither the widths nor the families disagree.
-pub fn fits(model: &Checkpoint, projector: &Checkpoint) -> bool {
-    let mut both = model.clone();
-    let offset = both.files.len();
-    both.files.extend(projector.files.iter().cloned());
-    both.big_endian.extend(&projector.big_endian);
-    both.metadata.extend(projector.metadata.iter().cloned());
-    both.meta_file.extend(projector.meta_file.iter().map(|f| f + offset));
-    both.tensors.extend(projector.tensors.iter().cloned().map(|mut t| {
-        t.file += offset;
-        t
-    }));
-    fit(&both).is_empty()
-}
-
 /// What a projector file says of itself.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProjectorFacts {

@@ -10,10 +10,9 @@ use crate::findings::Severity;
 use crate::kind::Kind;
 use crate::model::MetaValue;
 use crate::naming::file_type_name;
-use crate::projector;
 use crate::report::EstimateJson;
 use crate::summary::summarize;
-use crate::variants::Variant;
+use crate::variants::{fits, Variant};
 
 /// The repository report: its source, the revision read (when pinned), its checkpoints and the
 /// other files.
@@ -98,12 +97,8 @@ struct CompanionJson<'a> {
 impl Serialize for CompanionJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let c = self.c;
-        let fits: Vec<&str> = match c.kind {
-            Kind::Projector => {
-                self.models.iter().filter(|m| projector::fits(&m.cp, &c.cp)).map(|m| m.name.as_str()).collect()
-            }
-            _ => Vec::new(),
-        };
+        let fits: Vec<&str> =
+            self.models.iter().filter(|m| matches!(fits(m, c), Some(Ok(())))).map(|m| m.name.as_str()).collect();
         let mut m = s.serialize_map(Some(5))?;
         m.serialize_entry("name", &c.name)?;
         m.serialize_entry("kind", c.kind.name())?;

@@ -167,6 +167,20 @@ pub fn separate_models(all: &[Variant]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether companion `c` fits the model `m`: a projector's output width and family, an
+/// adapter's architecture and module widths; `None` where that is not checked (importance
+/// matrices, vocab files, kohya adapters), else the first difference.
+pub fn fits(m: &Variant, c: &Variant) -> Option<Result<(), String>> {
+    match c.kind {
+        Kind::Projector => {
+            let found = crate::projector::fit(&m.cp.joined(&c.cp));
+            Some(found.first().map_or(Ok(()), |f| Err(f.message.clone())))
+        }
+        Kind::Adapter => crate::adapter::check_fit(&m.cp, &c.cp, &crate::adapter::adapter(&c.cp)?),
+        _ => None,
+    }
+}
+
 /// The folder part of a path (empty for a bare name).
 fn folder(path: &str) -> &str {
     let name = base_name(path);

@@ -260,6 +260,24 @@ impl Checkpoint {
     pub fn tensor_index(&self, name: &str) -> Option<usize> {
         self.tensors.index_of(name)
     }
+
+    /// This checkpoint and `other` (opened apart) as if opened together: `other`'s files after
+    /// this one's, its metadata, tensors and configs with them. Findings are not carried: the
+    /// inspections that judge a pair run over the result.
+    pub fn joined(&self, other: &Checkpoint) -> Checkpoint {
+        let offset = self.files.len();
+        let mut both = Checkpoint { findings: Vec::new(), ..self.clone() };
+        both.files.extend(other.files.iter().cloned());
+        both.big_endian.extend(&other.big_endian);
+        both.metadata.extend(other.metadata.iter().cloned());
+        both.meta_file.extend(other.meta_file.iter().map(|f| f + offset));
+        both.configs.extend(other.configs.iter().cloned());
+        both.tensors.extend(other.tensors.iter().cloned().map(|mut t| {
+            t.file += offset;
+            t
+        }));
+        both
+    }
 }
 
 /// A checkpoint's tensors in file order, found by name in O(log n) through an index built by

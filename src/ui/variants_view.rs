@@ -10,9 +10,8 @@ use leptos::prelude::*;
 use super::state::{AppState, Variants};
 use crate::engine::estimate::{estimate_at, CacheType};
 use crate::engine::kind::Kind;
-use crate::engine::projector;
 use crate::engine::summary::summarize;
-use crate::engine::variants::Variant;
+use crate::engine::variants::{fits, Variant};
 use crate::engine::view::{human_bytes, human_count};
 
 /// One variant's facts that do not depend on what the user picks.
@@ -53,17 +52,16 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
             }
         })
         .collect();
-    let companions: Vec<(String, &'static str, String, Vec<String>)> = v
+    let companions: Vec<(String, &'static str, String, Option<Vec<String>>)> = v
         .all
         .iter()
         .filter(|x| x.kind != Kind::Model)
         .map(|c| {
-            let fits: Vec<String> = match c.kind {
-                Kind::Projector => {
-                    models.iter().filter(|(_, m)| projector::fits(&m.cp, &c.cp)).map(|(_, m)| m.name.clone()).collect()
-                }
-                _ => Vec::new(),
-            };
+            // Per model it is checked for: whether it fits (None: not checked for this kind).
+            let checked: Vec<(String, bool)> =
+                models.iter().filter_map(|(_, m)| Some((m.name.clone(), fits(m, c)?.is_ok()))).collect();
+            let fits =
+                (!checked.is_empty()).then(|| checked.into_iter().filter(|(_, ok)| *ok).map(|(n, _)| n).collect());
             let files: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
             (c.name.clone(), c.kind.name(), files.join(", "), fits)
         })
@@ -111,10 +109,10 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
         let items = companions
             .into_iter()
             .map(|(name, kind, files, fits)| {
-                let fits = match (kind, fits.is_empty()) {
-                    ("projector", true) => "fits no variant here".to_owned(),
-                    ("projector", false) => format!("fits {}", fits.join(", ")),
-                    _ => String::new(),
+                let fits = match fits {
+                    Some(f) if f.is_empty() => "fits no variant here".to_owned(),
+                    Some(f) => format!("fits {}", f.join(", ")),
+                    None => String::new(),
                 };
                 let label = name.clone();
                 view! {
