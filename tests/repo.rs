@@ -475,3 +475,21 @@ fn adapters_fit_the_variants_whose_modules_they_match() {
     assert!(why.contains("gemma3") && why.contains("llama"), "{why}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn renamed_parts_of_a_split_set_are_still_one_model() {
+    let dir = temp_dir("renamed");
+    write(&dir, "f16-part-a.gguf", &model(1, 1, Some((0, 2))));
+    write(&dir, "f16-part-b.gguf", &model(1, 1, Some((1, 2))));
+    let (code, out, err) = cli(&["inspect", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["files"].as_array().unwrap().len(), 2);
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["variants"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(r["variants"][0]["files"], serde_json::json!(["f16-part-a.gguf", "f16-part-b.gguf"]));
+    assert_eq!(r["variants"][0]["name"], "f16", "named as its file name says");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -54,7 +54,16 @@ pub fn group(given: &[(FileInfo, Parsed)]) -> Grouping {
     let mut claimed = vec![false; given.len()];
     for (i, (info, parsed)) in given.iter().enumerate() {
         if let Parsed::Gguf(h) = parsed {
-            let key = format!("{}/{}", folder(&info.path), set_stem(base_name(&info.path)));
+            // Parts of a split set: by their `-0000k-of-0000n` names, else by their split keys (a
+            // renamed part; only the first part of a gguf-split set holds the other keys).
+            let name = base_name(&info.path);
+            let split = |k: &str| h.get(k).and_then(|v| v.as_u64());
+            let key = match (shard_number(name), split("split.count").filter(|&n| n > 1)) {
+                (None, Some(count)) => {
+                    format!("{}/split {count} {:?}", folder(&info.path), split("split.tensors.count"))
+                }
+                _ => format!("{}/{}", folder(&info.path), set_stem(name)),
+            };
             let label = parse_name(&info.path).encoding.or_else(|| {
                 let id = h.get("general.file_type").and_then(|v| v.as_u64())?;
                 file_type_name(id).map(|n| n.trim_start_matches("MOSTLY_").trim_start_matches("ALL_").to_owned())
