@@ -9,7 +9,7 @@ use std::time::Duration;
 use ureq::ResponseExt;
 
 use super::parallel::map_units;
-use crate::engine::hub::{next_link, parse_revision, parse_tree, resolve_url, revision_url, tree_url, RepoRef};
+use crate::engine::hub::{resolve_url, Listing, RepoRef};
 use crate::engine::job::{headers_job, run_reusing, ReadOpts};
 use crate::engine::model::FileInfo;
 use crate::engine::open::Parsed;
@@ -18,8 +18,6 @@ use crate::engine::remote::{check_range_response, Pin, RangeHeaders};
 
 /// Files read at once.
 const PARALLEL_FILES: usize = 8;
-/// Pages of a file listing followed at most (the Hub gives 1,000 files a page).
-const MAX_PAGES: usize = 1000;
 /// Reads of a remote header: 256 KiB a request (a safetensors header and most GGUF headers in
 /// one), at most 4 MiB ahead for a big GGUF vocabulary.
 const REMOTE_READS: ReadOpts = ReadOpts { chunk: 256 << 10, max_read_ahead: 4 << 20, max_feed: u64::MAX };
@@ -52,38 +50,17 @@ fn agent() -> ureq::Agent {
 pub fn read(repo: &RepoRef, endpoint: &str) -> Result<Read, String> {
     let agent = agent();
     let meter = Meter::default();
-    let get_text = |url: &str| -> Result<(String, Option<String>), String> {
+    let mut listing = Listing::new(repo, endpoint);
+    while let Some(url) = listing.next_url() {
         meter.requests.fetch_add(1, Ordering::Relaxed);
-        let mut resp = agent.get(url).call().map_err(|e| format!("{url}: {e}"))?;
-        let status = resp.status().as_u16();
+        let mut resp = agent.get(&url).call().map_err(|e| format!("{url}: {e}"))?;
         let link = resp.headers().get("link").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let status = resp.status().as_u16();
         let text = resp.body_mut().with_config().limit(64 << 20).read_to_string().map_err(|e| format!("{url}: {e}"))?;
         meter.bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
-        match status {
-            200 => Ok((text, link)),
-            401 | 403 | 404 => {
-                Err(format!("{}: no such repository or revision, or it is gated (HTTP {status})", repo.id()))
-            }
-            s => Err(format!("{url}: the server answered HTTP {s}")),
-        }
-    };
-    let (answer, _) = get_text(&revision_url(endpoint, repo))?;
-    let commit = parse_revision(&answer)
-        .ok_or_else(|| format!("{}: the server names no commit for {}", repo.id(), repo.revision()))?;
-    let mut files = Vec::new();
-    let mut next = Some(tree_url(endpoint, repo, &commit));
-    let mut pages = 0;
-    while let Some(url) = next.take() {
-        pages += 1;
-        if pages > MAX_PAGES {
-            return Err(format!("{}: the file list runs past {MAX_PAGES} pages", repo.id()));
-        }
-        let (text, link) = get_text(&url)?;
-        files.extend(parse_tree(&text).map_err(|e| format!("{}: {e}", repo.id()))?);
-        next = link.as_deref().and_then(next_link).filter(|n| *n != url);
+        listing.answer(status, &text, link.as_deref())?;
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
+    let (commit, files) = listing.finish();
     let parsed = map_units(files.len(), PARALLEL_FILES, |i| {
         let f = &files[i];
         let url = resolve_url(endpoint, repo, &commit, &f.path);

@@ -149,12 +149,103 @@ pub fn next_link(header: &str) -> Option<String> {
     })
 }
 
+/// Pages of a file listing followed at most (the Hub gives 1,000 files a page).
+pub const MAX_PAGES: usize = 1000;
+
+/// The listing of a repository's files, sans IO: the revision pinned to its commit, then the
+/// tree page by page. A driver GETs [`Listing::next_url`] and hands each answer to
+/// [`Listing::answer`] until there is no next address; [`Listing::finish`] gives the commit and
+/// the files, sorted by path, each once.
+pub struct Listing {
+    endpoint: String,
+    repo: RepoRef,
+    commit: Option<String>,
+    /// The next tree page, once the commit is known.
+    next: Option<String>,
+    pages: usize,
+    files: Vec<RepoFile>,
+}
+
+impl Listing {
+    /// The listing of `repo` on `endpoint`, from its revision.
+    pub fn new(repo: &RepoRef, endpoint: &str) -> Self {
+        Listing { endpoint: endpoint.to_owned(), repo: repo.clone(), commit: None, next: None, pages: 0, files: vec![] }
+    }
+
+    /// The address to GET next, or `None` when the listing is complete.
+    pub fn next_url(&self) -> Option<String> {
+        match &self.commit {
+            None => Some(revision_url(&self.endpoint, &self.repo)),
+            Some(_) => self.next.clone(),
+        }
+    }
+
+    /// The answer to [`Listing::next_url`]: its status, text and `Link` header; an error ends
+    /// the listing (no such repository or revision, a gated one, an answer that is not one).
+    pub fn answer(&mut self, status: u16, text: &str, link: Option<&str>) -> Result<(), String> {
+        let id = self.repo.id();
+        let url = self.next_url().unwrap_or_default();
+        match status {
+            200 => {}
+            401 | 403 | 404 => {
+                return Err(format!("{id}: no such repository or revision, or it is gated (HTTP {status})"))
+            }
+            s => return Err(format!("{url}: the server answered HTTP {s}")),
+        }
+        if self.commit.is_none() {
+            let commit = parse_revision(text)
+                .ok_or_else(|| format!("{id}: the server names no commit for {}", self.repo.revision()))?;
+            self.next = Some(tree_url(&self.endpoint, &self.repo, &commit));
+            self.commit = Some(commit);
+            return Ok(());
+        }
+        self.pages += 1;
+        self.files.extend(parse_tree(text).map_err(|e| format!("{id}: {e}"))?);
+        self.next = link.and_then(next_link).filter(|n| *n != url);
+        if self.next.is_some() && self.pages >= MAX_PAGES {
+            return Err(format!("{id}: the file list runs past {MAX_PAGES} pages"));
+        }
+        Ok(())
+    }
+
+    /// The commit and the files, once [`Listing::next_url`] is `None`.
+    pub fn finish(mut self) -> (String, Vec<RepoFile>) {
+        self.files.sort_by(|a, b| a.path.cmp(&b.path));
+        self.files.dedup_by(|a, b| a.path == b.path);
+        (self.commit.unwrap_or_default(), self.files)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn r(owner: &str, name: &str, rev: Option<&str>) -> Option<RepoRef> {
         Some(RepoRef { owner: owner.into(), name: name.into(), revision: rev.map(Into::into) })
+    }
+
+    /// A listing asks for the revision, then the pages the `Link`s name, and stops at the last.
+    #[test]
+    fn a_listing_pins_the_commit_then_follows_the_pages() {
+        let repo = r("o", "n", None).unwrap();
+        let sha = "b".repeat(40);
+        let mut l = Listing::new(&repo, "http://h");
+        assert_eq!(l.next_url().unwrap(), "http://h/api/models/o/n/revision/main");
+        l.answer(200, &format!(r#"{{"sha":"{sha}"}}"#), None).unwrap();
+        assert_eq!(l.next_url().unwrap(), tree_url("http://h", &repo, &sha));
+        let page = |p: &str| format!(r#"[{{"type":"file","path":"{p}","size":1}}]"#);
+        l.answer(200, &page("z"), Some(r#"<http://h/next>; rel="next""#)).unwrap();
+        assert_eq!(l.next_url().as_deref(), Some("http://h/next"));
+        // A page that names itself as the next ends the listing rather than looping.
+        l.answer(200, &page("a"), Some(r#"<http://h/next>; rel="next""#)).unwrap();
+        assert_eq!(l.next_url(), None);
+        let (commit, files) = l.finish();
+        assert_eq!(commit, sha);
+        assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["a", "z"]);
+        let mut gone = Listing::new(&repo, "http://h");
+        assert!(gone.answer(404, "", None).unwrap_err().contains("no such repository"));
+        let mut bad = Listing::new(&repo, "http://h");
+        assert!(bad.answer(200, r#"{"sha":"main"}"#, None).unwrap_err().contains("names no commit"));
     }
 
     #[test]

@@ -7,15 +7,10 @@ use super::driver::Cancel;
 use super::http::{get_text, Meter};
 use super::open::{open_remote_files, OpenProgress};
 use super::source::Source;
-use crate::engine::hub::{
-    next_link, parse_revision, parse_tree, resolve_url, revision_url, tree_url, RepoFile, RepoRef,
-};
+use crate::engine::hub::{resolve_url, Listing, RepoFile, RepoRef};
 use crate::engine::job::RunError;
 use crate::engine::model::FileInfo;
 use crate::engine::open::Parsed;
-
-/// Pages of a file listing followed at most (the Hub gives 1,000 files a page).
-const MAX_PAGES: usize = 1000;
 
 /// A repository's files at a commit: their headers, with the source of each.
 pub struct RepoRead {
@@ -31,33 +26,12 @@ async fn list(
     meter: &Meter,
     cancel: &Cancel,
 ) -> Result<(String, Vec<RepoFile>), String> {
-    let get = |url: String| async move {
+    let mut listing = Listing::new(repo, endpoint);
+    while let Some(url) = listing.next_url() {
         let (status, text, link) = get_text(&url, meter, cancel).await?;
-        match status {
-            200 => Ok((text, link)),
-            401 | 403 | 404 => {
-                Err(format!("{}: no such repository or revision, or it is gated (HTTP {status})", repo.id()))
-            }
-            s => Err(format!("{url}: the server answered HTTP {s}")),
-        }
-    };
-    let (answer, _) = get(revision_url(endpoint, repo)).await?;
-    let commit = parse_revision(&answer)
-        .ok_or_else(|| format!("{}: the server names no commit for {}", repo.id(), repo.revision()))?;
-    let mut files = Vec::new();
-    let mut next = Some(tree_url(endpoint, repo, &commit));
-    for _ in 0..MAX_PAGES {
-        let Some(url) = next.take() else { break };
-        let (text, link) = get(url.clone()).await?;
-        files.extend(parse_tree(&text).map_err(|e| format!("{}: {e}", repo.id()))?);
-        next = link.as_deref().and_then(next_link).filter(|n| *n != url);
+        listing.answer(status, &text, link.as_deref())?;
     }
-    if next.is_some() {
-        return Err(format!("{}: the file list runs past {MAX_PAGES} pages", repo.id()));
-    }
-    crate::engine::sort::sort_by(&mut files, |a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
-    Ok((commit, files))
+    Ok(listing.finish())
 }
 
 /// Read `repo` on `endpoint`: pin its revision, list its files, read every file's headers.
