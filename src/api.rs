@@ -15,7 +15,7 @@ use crate::engine::model::Checkpoint;
 use crate::engine::plan::Selection;
 use crate::engine::repo_report::RepoReport;
 use crate::engine::report::Report;
-use crate::engine::variants::{group, variants};
+use crate::engine::variants::repository;
 use crate::io::entries::Input;
 use crate::io::hub::read_repo;
 use crate::io::open::{open_inputs, open_urls, read_inputs};
@@ -111,9 +111,7 @@ pub async fn api_repo(source: JsValue, options: JsValue) -> Result<JsValue, JsVa
             (format!("{} files", parsed.len()), None, parsed)
         }
     };
-    let grouping = group(&parsed);
-    let other: Vec<String> = grouping.other.iter().map(|&i| parsed[i].0.path.clone()).collect();
-    let all = variants(parsed, &grouping);
+    let (all, other) = repository(parsed);
     parse(&RepoReport { repo: &name, revision: revision.as_deref(), variants: &all, other_files: &other }.to_text())
 }
 

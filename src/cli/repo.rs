@@ -12,7 +12,7 @@ use crate::engine::kind::Kind;
 use crate::engine::model::FileInfo;
 use crate::engine::repo_report::RepoReport;
 use crate::engine::summary::summarize;
-use crate::engine::variants::{group, variants};
+use crate::engine::variants::repository;
 use crate::engine::view::{human_bytes, human_count};
 
 /// Folders deeper than this under the source are not read.
@@ -44,9 +44,7 @@ pub fn run(source: &Path, json: bool, out: &mut dyn Write) -> Result<(), String>
             (text.into_owned(), None, parsed)
         }
     };
-    let grouping = group(&parsed);
-    let other: Vec<String> = grouping.other.iter().map(|&i| parsed[i].0.path.clone()).collect();
-    let all = variants(parsed, &grouping);
+    let (all, other) = repository(parsed);
     let report = RepoReport { repo: &repo, revision: revision.as_deref(), variants: &all, other_files: &other };
     super::buffered(out, |buf| {
         if json {

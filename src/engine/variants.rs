@@ -146,6 +146,14 @@ pub fn group(given: &[(FileInfo, Parsed)]) -> Grouping {
     out
 }
 
+/// Every checkpoint of `given` ([`group`]), assembled and inspected, and the names of the
+/// files in none.
+pub fn repository(given: Vec<(FileInfo, Parsed)>) -> (Vec<Variant>, Vec<String>) {
+    let grouping = group(&given);
+    let other = grouping.other.iter().map(|&i| given[i].0.path.clone()).collect();
+    (variants(given, &grouping), other)
+}
+
 /// Assemble and inspect each group of `given`.
 pub fn variants(given: Vec<(FileInfo, Parsed)>, grouping: &Grouping) -> Vec<Variant> {
     let mut given: Vec<Option<(FileInfo, Parsed)>> = given.into_iter().map(Some).collect();

@@ -143,13 +143,24 @@ pub async fn open_grouped(
     progress: impl FnMut(OpenProgress),
 ) -> Result<OpenedAs, RunError> {
     let (parsed, sources) = read_headers(files, cancel, progress).await?;
+    opened_as(parsed, sources, cancel).await
+}
+
+/// What files read as `parsed` from `sources` (aligned with them) open as: their one
+/// checkpoint, or, when they hold several separate models, each checkpoint among them with its
+/// files' names and sources, and the other files' names.
+pub async fn opened_as(
+    parsed: Vec<(FileInfo, Parsed)>,
+    sources: Vec<Source>,
+    cancel: &Cancel,
+) -> Result<OpenedAs, RunError> {
     let grouping = group(&parsed);
     if grouping.groups.len() > 1 {
         let all = variants(parsed.clone(), &grouping);
         if separate_models(&all).len() > 1 {
-            let of = |g: &[usize]| g.iter().map(|&i| files[i].clone()).collect();
-            let group_files = grouping.groups.iter().map(|g| of(&g.files)).collect();
-            let other = grouping.other.iter().map(|&i| files[i].0.clone()).collect();
+            let file = |i: usize| (parsed[i].0.path.clone(), sources[i].clone());
+            let group_files = grouping.groups.iter().map(|g| g.files.iter().map(|&i| file(i)).collect()).collect();
+            let other = grouping.other.iter().map(|&i| parsed[i].0.path.clone()).collect();
             return Ok(OpenedAs::Variants(all, group_files, other));
         }
     }

@@ -8,13 +8,13 @@ use leptos::task::spawn_local;
 use crate::engine::digest::{Digest, Digesting};
 use crate::engine::hub::{parse_repo, RepoRef, DEFAULT_ENDPOINT};
 use crate::engine::model::Checkpoint;
-use crate::engine::variants::{group, separate_models, variants, Variant};
+use crate::engine::variants::Variant;
 use crate::engine::viewer::{permalink, permalink_tensor};
 use crate::io::browser;
 use crate::io::driver::{yield_now, MAIN_THREAD_TENSORS};
 use crate::io::entries::Input;
 use crate::io::hub::read_repo;
-use crate::io::open::{open_grouped, open_sources, open_urls, OpenProgress, OpenedAs};
+use crate::io::open::{open_grouped, open_sources, open_urls, opened_as, OpenProgress, OpenedAs};
 use crate::io::{BlobSource, Cancel, Meter, RunError, Source};
 
 /// A built-in sample shipped in `www/samples/` (written by `scripts/make_samples.py`, or a
@@ -418,26 +418,24 @@ impl AppState {
             Err(e) => return self.failed("the repository", e),
         };
         let label = format!("{} at {}", repo.id(), &read.commit[..7]);
-        let transferred = Some((meter.bytes(), meter.requests()));
-        let grouping = group(&read.parsed);
-        let all = variants(read.parsed.clone(), &grouping);
-        if separate_models(&all).len() > 1 {
-            let names: Vec<String> = read.parsed.iter().map(|(f, _)| f.path.clone()).collect();
-            let files = grouping
-                .groups
-                .iter()
-                .map(|g| g.files.iter().map(|&i| (names[i].clone(), read.sources[i].clone())).collect())
-                .collect();
-            let other = grouping.other.iter().map(|&i| names[i].clone()).collect();
-            browser::set_query("url", std::slice::from_ref(&source));
-            browser::set_query("sample", &[]);
-            self.transferred.set(transferred);
-            return self.show_variants(Variants { all, other, label, source: Some(source) }, files);
+        let result = opened_as(read.parsed, read.sources, &cancel).await;
+        if !self.is_current(generation) {
+            return;
         }
-        let cp = crate::engine::inspections::assemble(read.parsed);
-        let sources = cp.files.iter().map(|f| read.sources[f.given].clone()).collect();
-        let address = Address { urls: vec![source], sample: None };
-        self.opened(generation, cp, sources, label, transferred, address).await;
+        let transferred = Some((meter.bytes(), meter.requests()));
+        match result {
+            Ok(OpenedAs::One(cp, sources)) => {
+                let address = Address { urls: vec![source], sample: None };
+                self.opened(generation, cp, sources, label, transferred, address).await;
+            }
+            Ok(OpenedAs::Variants(all, files, other)) => {
+                browser::set_query("url", std::slice::from_ref(&source));
+                browser::set_query("sample", &[]);
+                self.transferred.set(transferred);
+                self.show_variants(Variants { all, other, label, source: Some(source) }, files);
+            }
+            Err(e) => self.failed("the repository", e),
+        }
     }
 
     /// Open the checkpoint to compare with (B, replacing the open of B under way): local files
