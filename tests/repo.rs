@@ -52,9 +52,9 @@ fn model(ty: u32, ftype: u32, split: Option<(u16, u16)>) -> Vec<u8> {
         g.str(b"split.tensors.count").u32(5).raw(&2i32.to_le_bytes());
     }
     let mut at = 0;
-    for (name, ne, t, _) in &tensors {
+    for (name, ne, t, size) in &tensors {
         g.tensor(name, ne, *t, at as u64);
-        at += tensors.iter().find(|x| x.0 == *name).unwrap().3.next_multiple_of(32);
+        at += size.next_multiple_of(32);
     }
     g.pad(32).data(at);
     g.build()
