@@ -219,6 +219,27 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
     }
 }
 
+/// The bundle's `simd128` nibble counters give the plain counts, on random and on narrow codes
+/// (the histograms of Q4_0, Q4_1, Q4_K, IQ4_NL, IQ4_XS and MXFP4 count codes with them).
+#[wasm_bindgen_test]
+fn nibble_counters_in_the_bundle_equal_the_plain_counts() {
+    use tensorscope::engine::decode::nibbles::{Counter, Plain, Simd128};
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for round in 0..500 {
+        let mut qs = [0u8; 128];
+        for q in &mut qs {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *q = if round % 3 == 0 { (x >> 40) as u8 & 0x33 } else { (x >> 40) as u8 };
+        }
+        let (p, q): (&[u8; 16], &[u8; 16]) = (qs[..16].try_into().unwrap(), qs[40..56].try_into().unwrap());
+        assert_eq!(Simd128::split(&qs), Plain::split(&qs), "round {round}");
+        assert_eq!(Simd128::joint(&qs), Plain::joint(&qs), "round {round}");
+        assert_eq!(Simd128::pair(p, q), Plain::pair(p, q), "round {round}");
+    }
+}
+
 /// The bundle's F16 decoder gives its plain twin's bits for every one of the 65,536 patterns
 /// (NaN payloads included), whole groups of eight and the tail alike.
 #[wasm_bindgen_test]

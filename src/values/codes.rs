@@ -165,135 +165,262 @@ impl CodeCounts {
 /// statistics into the piece being read. Equal to decoding the groups' elements and adding them
 /// (buckets, counts and extremes exactly; mean and spread to `f64` rounding of the exact values).
 ///
-/// A group's values are `a · t + b` over its table entries `t`, so its moments follow from two
-/// exact integer sums, `Σ count · t` and `Σ count · t²` (at most 256 elements of magnitude under
-/// 128: below 2²⁴, exact in `f32` lanes in any order), folded in `f64` relative to a shift (the
-/// first value seen). Groups with large or non-finite scales (rare) are taken value by value
-/// ([`Stats::of_counts`]) and merged in.
-#[allow(clippy::needless_range_loop)] // lanes index several arrays alike
+/// Statistics are kept in sixteen lanes, one per table entry: a lane adds `count · (v − s)` and
+/// `count · (v − s)²` in `f64` (`s` the first value seen, a shift that keeps the spread stable
+/// however large the mean), so no group is reduced on its own. Groups with large or non-finite
+/// scales (rare) are taken value by value ([`Stats::of_counts`]) and merged in.
 pub fn add_groups(h: &mut Histogram, groups: &[Group]) {
-    let fine = h.fine_mut();
-    // Kept in locals (not a struct behind a pointer) so the loop's sums stay in registers.
-    let mut odd = Stats::default();
-    let mut shift: Option<f32> = None;
-    let (mut sum, mut sq) = (0f64, 0f64);
-    let mut lanes = Lanes::default();
-    for g in groups {
-        let mut v = [0f32; 16];
-        for i in 0..16 {
-            v[i] = g.a * g.table[i] + g.b;
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx512::detected() {
+            // SAFETY: detected just now.
+            return unsafe { avx512::add_groups(h, groups) };
         }
-        for i in 0..16 {
-            fine[(v[i].to_bits() >> 16) as usize] += u64::from(g.counts[i]);
-        }
-        // Tables hold magnitudes under 128: these bounds keep every value finite in `f32`.
-        if g.a.abs() < F32_SUMS_LIMIT / 256.0 && g.b.abs() < F32_SUMS_LIMIT {
-            let s = *shift.get_or_insert_with(|| first_counted(&v, &g.counts).unwrap_or(0.0));
-            let (t1, t2, count) = lanes.add(g, &v);
-            // Σ (a·t + d) and Σ (a·t + d)², with d the offset less the shift.
-            let (a, d) = (f64::from(g.a), f64::from(g.b) - f64::from(s));
-            sum += a * t1 + count * d;
-            sq += a * a * t2 + 2.0 * a * d * t1 + count * d * d;
-        } else {
-            let counted = v.iter().copied().zip(g.counts.iter().map(|&c| u64::from(c))).filter(|&(_, c)| c > 0);
-            odd.merge(&Stats::of_counts(counted));
+        if std::is_x86_feature_detected!("avx2") {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(h: &mut Histogram, groups: &[Group]) {
+                add_groups_with(h, groups);
+            }
+            // SAFETY: AVX2 was detected just now.
+            return unsafe { avx2(h, groups) };
         }
     }
-    let n = lanes.n.iter().map(|&x| x as u64).sum::<u64>();
+    add_groups_with(h, groups);
+}
+
+/// Whether a group's values are all finite and small enough to sum in `f64` lanes: tables hold
+/// magnitudes under 128.
+#[inline(always)]
+fn summable(g: &Group) -> bool {
+    g.a.abs() < F32_SUMS_LIMIT / 256.0 && g.b.abs() < F32_SUMS_LIMIT
+}
+
+/// The statistics of a group taken value by value (one with large or non-finite values).
+#[cold]
+fn odd_group(v: &[f32; 16], counts: &[u16; 16]) -> Stats {
+    Stats::of_counts(v.iter().copied().zip(counts.iter().map(|&c| u64::from(c))).filter(|&(_, c)| c > 0))
+}
+
+/// The statistics the lanes of [`add_groups`] hold.
+#[allow(clippy::too_many_arguments)] // the lanes, as kept
+fn lane_stats(shift: f32, sum: &[f64], sq: &[f64], lo: &[f32], hi: &[f32], n: &[u32], zero: &[u32]) -> Stats {
+    let n: u64 = n.iter().map(|&c| u64::from(c)).sum();
     let mut stats = Stats {
         count: n,
         finite: n,
-        zero: lanes.zero.iter().map(|&x| x as u64).sum(),
-        min: f64::from(lanes.lo.iter().copied().fold(f32::INFINITY, f32::min)),
-        max: f64::from(lanes.hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)),
+        zero: zero.iter().map(|&c| u64::from(c)).sum(),
+        min: f64::from(lo.iter().copied().fold(f32::INFINITY, f32::min)),
+        max: f64::from(hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)),
         ..Stats::default()
     };
-    if stats.finite > 0 {
-        let n = stats.finite as f64;
-        let mean_shifted = sum / n;
-        stats.mean = f64::from(shift.unwrap_or(0.0)) + mean_shifted;
-        stats.m2 = (sq - sum * mean_shifted).max(0.0);
+    if n > 0 {
+        let sum: f64 = sum.iter().sum();
+        let mean_shifted = sum / n as f64;
+        stats.mean = f64::from(shift) + mean_shifted;
+        stats.m2 = (sq.iter().sum::<f64>() - sum * mean_shifted).max(0.0);
     }
+    stats
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    //! [`super::add_groups`] in AVX-512: a group's sixteen values, keys and sums are one vector
+    //! each, and its keys and counts go to the buckets from memory (not lane by lane).
+    use core::arch::x86_64::*;
+
+    use super::{
+        count_packed, first_counted, lane_stats, odd_group, summable, Group, Histogram, Pipelined, Stats, CHUNK_GROUPS,
+    };
+
+    /// Whether this CPU runs [`add_groups`].
+    pub fn detected() -> bool {
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq")
+    }
+
+    /// [`super::add_groups`], the same operations lane for lane as its portable twin.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub unsafe fn add_groups(h: &mut Histogram, groups: &[Group]) {
+        let fine = h.fine_mut();
+        let mut odd = Stats::default();
+        let mut shift: Option<f32> = None;
+        let (mut sum, mut sq) = ([_mm512_setzero_pd(); 2], [_mm512_setzero_pd(); 2]);
+        let (mut lo, mut hi) = (_mm512_set1_ps(f32::INFINITY), _mm512_set1_ps(f32::NEG_INFINITY));
+        let (mut n, mut zero) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+        let mut chunks = Pipelined::default();
+        for chunk in groups.chunks(CHUNK_GROUPS) {
+            let (packed, last) = chunks.next(chunk.len());
+            for (i, (g, packed)) in chunk.iter().zip(packed).enumerate() {
+                if let Some(p) = last.get(i) {
+                    count_packed(fine, p);
+                }
+                // SAFETY: loads of a group's 16 table entries and 16 counts; a store of 16 lanes
+                // into 16 u32s; AVX-512F and DQ are this function's.
+                let (v, c) = unsafe {
+                    let t = _mm512_loadu_ps(g.table.as_ptr());
+                    let v = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(g.a), t), _mm512_set1_ps(g.b));
+                    let c = _mm512_cvtepu16_epi32(_mm256_loadu_si256(g.counts.as_ptr().cast()));
+                    let key = _mm512_srli_epi32::<16>(_mm512_castps_si512(v));
+                    _mm512_storeu_si512(packed.as_mut_ptr().cast(), _mm512_or_si512(key, _mm512_slli_epi32::<16>(c)));
+                    (v, c)
+                };
+                if !summable(g) {
+                    let mut vs = [0f32; 16];
+                    // SAFETY: a store of 16 lanes into 16 floats.
+                    unsafe { _mm512_storeu_ps(vs.as_mut_ptr(), v) };
+                    odd.merge(&odd_group(&vs, &g.counts));
+                    continue;
+                }
+                let s = *shift.get_or_insert_with(|| {
+                    let mut vs = [0f32; 16];
+                    // SAFETY: as above.
+                    unsafe { _mm512_storeu_ps(vs.as_mut_ptr(), v) };
+                    first_counted(&vs, &g.counts).unwrap_or(0.0)
+                });
+                let halves = [
+                    (_mm512_castps512_ps256(v), _mm512_castsi512_si256(c)),
+                    (_mm512_extractf32x8_ps::<1>(v), _mm512_extracti64x4_epi64::<1>(c)),
+                ];
+                for (k, (v, c)) in halves.into_iter().enumerate() {
+                    let d = _mm512_sub_pd(_mm512_cvtps_pd(v), _mm512_set1_pd(f64::from(s)));
+                    let cd = _mm512_mul_pd(_mm512_cvtepu32_pd(c), d);
+                    sum[k] = _mm512_add_pd(sum[k], cd);
+                    sq[k] = _mm512_add_pd(sq[k], _mm512_mul_pd(cd, d));
+                }
+                let held = _mm512_test_epi32_mask(c, c);
+                lo = _mm512_mask_min_ps(lo, held, lo, v);
+                hi = _mm512_mask_max_ps(hi, held, hi, v);
+                n = _mm512_add_epi32(n, c);
+                let zeros = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(v, _mm512_setzero_ps());
+                zero = _mm512_mask_add_epi32(zero, zeros, zero, c);
+            }
+            for p in last.get(chunk.len()..).unwrap_or_default() {
+                count_packed(fine, p);
+            }
+        }
+        for p in chunks.rest() {
+            count_packed(fine, p);
+        }
+        let (mut sums, mut sqs) = ([0f64; 16], [0f64; 16]);
+        let (mut los, mut his, mut ns, mut zeros) = ([0f32; 16], [0f32; 16], [0u32; 16], [0u32; 16]);
+        // SAFETY: stores of whole vectors into arrays of their size.
+        unsafe {
+            for k in 0..2 {
+                _mm512_storeu_pd(sums[8 * k..].as_mut_ptr(), sum[k]);
+                _mm512_storeu_pd(sqs[8 * k..].as_mut_ptr(), sq[k]);
+            }
+            _mm512_storeu_ps(los.as_mut_ptr(), lo);
+            _mm512_storeu_ps(his.as_mut_ptr(), hi);
+            _mm512_storeu_si512(ns.as_mut_ptr().cast(), n);
+            _mm512_storeu_si512(zeros.as_mut_ptr().cast(), zero);
+        }
+        let mut stats = lane_stats(shift.unwrap_or(0.0), &sums, &sqs, &los, &his, &ns, &zeros);
+        stats.merge(&odd);
+        h.add_stats_to_piece(&stats);
+    }
+}
+
+/// Groups a chunk holds: a group's keys and counts are packed into words (`key | count << 16`)
+/// and counted into the buckets while the next chunk's values are computed. The two kinds of
+/// work then overlap, and each word is read long after its vector was stored (a word read
+/// straight after waits for the store to complete).
+const CHUNK_GROUPS: usize = 64;
+
+/// Two chunks of packed words: the one being filled and the one being counted.
+struct Pipelined {
+    packed: [[[u32; 16]; CHUNK_GROUPS]; 2],
+    /// Which of the two is being filled, and how many groups the other holds.
+    filling: usize,
+    held: usize,
+}
+
+impl Default for Pipelined {
+    fn default() -> Self {
+        Pipelined { packed: [[[0; 16]; CHUNK_GROUPS]; 2], filling: 1, held: 0 }
+    }
+}
+
+impl Pipelined {
+    /// The next chunk of `n` groups to fill, and the last one's words to count.
+    #[inline(always)]
+    fn next(&mut self, n: usize) -> (&mut [[u32; 16]], &[[u32; 16]]) {
+        let last_n = std::mem::replace(&mut self.held, n);
+        self.filling ^= 1;
+        let [a, b] = &mut self.packed;
+        let (fill, last) = if self.filling == 0 { (a, b) } else { (b, a) };
+        (&mut fill[..n], &last[..last_n])
+    }
+
+    /// The words of the chunk filled last, to count at the end.
+    fn rest(&self) -> &[[u32; 16]] {
+        &self.packed[self.filling][..self.held]
+    }
+}
+
+/// Count a group's packed bucket words into the fine buckets.
+#[inline(always)]
+fn count_packed(fine: &mut [u64; 1 << 16], packed: &[u32; 16]) {
+    for &p in packed {
+        fine[(p & 0xffff) as usize] += u64::from(p >> 16);
+    }
+}
+
+/// [`add_groups`], inlined into each instruction set's copy.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // lanes index several arrays alike
+fn add_groups_with(h: &mut Histogram, groups: &[Group]) {
+    let fine = h.fine_mut();
+    let mut odd = Stats::default();
+    let mut shift: Option<f32> = None;
+    // Sums, extremes and counts of the finite groups, one lane per table entry; locals (not a
+    // struct behind a pointer) so they stay in registers, and every update unconditional.
+    let (mut sum, mut sq) = ([0f64; 16], [0f64; 16]);
+    let (mut lo, mut hi) = ([f32::INFINITY; 16], [f32::NEG_INFINITY; 16]);
+    let (mut n, mut zero) = ([0u32; 16], [0u32; 16]);
+    let mut chunks = Pipelined::default();
+    for chunk in groups.chunks(CHUNK_GROUPS) {
+        let (packed, last) = chunks.next(chunk.len());
+        for (i, (g, packed)) in chunk.iter().zip(packed).enumerate() {
+            if let Some(p) = last.get(i) {
+                count_packed(fine, p);
+            }
+            let mut v = [0f32; 16];
+            for i in 0..16 {
+                v[i] = g.a * g.table[i] + g.b;
+                packed[i] = (v[i].to_bits() >> 16) | u32::from(g.counts[i]) << 16;
+            }
+            if !summable(g) {
+                odd.merge(&odd_group(&v, &g.counts));
+                continue;
+            }
+            let s = f64::from(*shift.get_or_insert_with(|| first_counted(&v, &g.counts).unwrap_or(0.0)));
+            for i in 0..16 {
+                // A batch holds far fewer than `u32::MAX` elements; counts are exact in f64.
+                let c = u32::from(g.counts[i]);
+                let (cf, d) = (f64::from(c), f64::from(v[i]) - s);
+                sum[i] += cf * d;
+                sq[i] += cf * d * d;
+                let (low, high) = if c > 0 { (v[i], v[i]) } else { (f32::INFINITY, f32::NEG_INFINITY) };
+                lo[i] = lo[i].min(low);
+                hi[i] = hi[i].max(high);
+                n[i] += c;
+                zero[i] += if v[i] == 0.0 { c } else { 0 };
+            }
+        }
+        for p in last.get(chunk.len()..).unwrap_or_default() {
+            count_packed(fine, p);
+        }
+    }
+    for p in chunks.rest() {
+        count_packed(fine, p);
+    }
+    let mut stats = lane_stats(shift.unwrap_or(0.0), &sum, &sq, &lo, &hi, &n, &zero);
     stats.merge(&odd);
     h.add_stats_to_piece(&stats);
-}
-
-/// Extremes and counts of finite groups, in four lanes.
-struct Lanes {
-    lo: [f32; 4],
-    hi: [f32; 4],
-    n: [i32; 4],
-    zero: [i32; 4],
-}
-
-impl Default for Lanes {
-    fn default() -> Self {
-        Lanes { lo: [f32::INFINITY; 4], hi: [f32::NEG_INFINITY; 4], n: [0; 4], zero: [0; 4] }
-    }
-}
-
-impl Lanes {
-    /// Fold in group `g`, whose sixteen values `v` are all finite; its `Σ count · t`,
-    /// `Σ count · t²` and `Σ count`.
-    #[inline(always)]
-    #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
-    fn add(&mut self, g: &Group, v: &[f32; 16]) -> (f64, f64, f64) {
-        // Branch-free, in sixteen lanes folded to four.
-        let (mut s1, mut s2, mut lo, mut hi, mut n, mut zero) =
-            ([0f32; 16], [0f32; 16], [0f32; 16], [0f32; 16], [0i32; 16], [0i32; 16]);
-        for i in 0..16 {
-            // Counts are at most a block's elements: exact as i32 (which converts in one step).
-            let c = i32::from(g.counts[i]);
-            s1[i] = c as f32 * g.table[i];
-            s2[i] = s1[i] * g.table[i];
-            lo[i] = if c > 0 { v[i] } else { f32::INFINITY };
-            hi[i] = if c > 0 { v[i] } else { f32::NEG_INFINITY };
-            n[i] = c;
-            zero[i] = if v[i] == 0.0 { c } else { 0 };
-        }
-        let (mut t1, mut t2, mut count) = ([0f32; 4], [0f32; 4], [0i32; 4]);
-        for i in 0..4 {
-            t1[i] = (s1[i] + s1[i + 4]) + (s1[i + 8] + s1[i + 12]);
-            t2[i] = (s2[i] + s2[i + 4]) + (s2[i + 8] + s2[i + 12]);
-            count[i] = (n[i] + n[i + 4]) + (n[i + 8] + n[i + 12]);
-            let l = min4(min4(lo[i], lo[i + 4]), min4(lo[i + 8], lo[i + 12]));
-            let h = max4(max4(hi[i], hi[i + 4]), max4(hi[i + 8], hi[i + 12]));
-            self.lo[i] = min4(self.lo[i], l);
-            self.hi[i] = max4(self.hi[i], h);
-            self.n[i] += count[i];
-            self.zero[i] += (zero[i] + zero[i + 4]) + (zero[i + 8] + zero[i + 12]);
-        }
-        (
-            f64::from((t1[0] + t1[2]) + (t1[1] + t1[3])),
-            f64::from((t2[0] + t2[2]) + (t2[1] + t2[3])),
-            f64::from((count[0] + count[2]) + (count[1] + count[3])),
-        )
-    }
 }
 
 /// The value of the first code a group holds.
 fn first_counted(v: &[f32; 16], counts: &[u16; 16]) -> Option<f32> {
     v.iter().zip(counts).find(|(_, &c)| c > 0).map(|(&x, _)| x)
-}
-
-/// The smaller of two non-NaN values, as a select the compiler vectorises.
-#[inline(always)]
-fn min4(a: f32, b: f32) -> f32 {
-    if b < a {
-        b
-    } else {
-        a
-    }
-}
-
-/// The larger of two non-NaN values.
-#[inline(always)]
-fn max4(a: f32, b: f32) -> f32 {
-    if b > a {
-        b
-    } else {
-        a
-    }
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
-    groups: None,
+    groups: Some(groups::q4_0),
     nonfinite: None,
 };
 
@@ -167,7 +167,7 @@ pub const Q4_1: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_1,
     scales: Some(scales_f16_at::<20, 0>),
-    groups: None,
+    groups: Some(groups::q4_1),
     nonfinite: None,
 };
 
@@ -412,7 +412,7 @@ pub const Q4_K: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_k,
     scales: Some(scales_f16_at::<144, 0>),
-    groups: None,
+    groups: Some(groups::q4_k),
     nonfinite: None,
 };
 
@@ -610,7 +610,7 @@ pub const MXFP4: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::mxfp4,
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
-    groups: None,
+    groups: Some(groups::mxfp4),
     nonfinite: None,
 };
 

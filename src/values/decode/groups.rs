@@ -7,12 +7,13 @@
 //! (adding −0 changes no value, not even the sign of a zero). So a value found by code equals the
 //! decoded value bit for bit; `tests::groups_agree_with_the_decoders` holds every format to it.
 //!
-//! Only formats with few codes over many elements have groups (Q1_0, Q2_0, TQ2_0): there a group
-//! of 128 or 256 elements costs two to four bucket counts. Sixteen codes over 16 or 32 elements
-//! (Q4_K, IQ4_XS, MXFP4, …) measured 1.3–2× slower counted than decoded, since counting the
-//! codes costs as much as binning the values; those are decoded.
+//! Formats with few codes over many elements have groups: Q1_0, Q2_0 and TQ2_0 (two to four
+//! codes over 64 to 256 elements), and the 4-bit ones with a scale per 32 elements (Q4_0, Q4_1,
+//! Q4_K, IQ4_NL, IQ4_XS, MXFP4), whose codes are counted in vectors ([`super::nibbles`]): counted
+//! one by one, sixteen codes over 32 elements cost as much as binning the values.
 
-use super::f16_le;
+use super::nibbles::{self, Counter, Counts};
+use super::{f16_le, ggml, iquants};
 
 /// The offset of formats whose decoder adds none: `x + (−0.0) == x` for every `x`.
 const NO_OFFSET: f32 = -0.0;
@@ -33,6 +34,25 @@ pub type GroupsFn = fn(src: &[u8], out: &mut Vec<Group>);
 static MINUS_1: [f32; 16] = [-1., 0., 1., 2., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0.];
 /// Q1_0's sign bit: code 0 is `−1`, code 1 is `+1`.
 static SIGN: [f32; 16] = [-1., 1., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0.];
+/// The codes as they are: Q4_K and Q4_1.
+static IDENTITY: [f32; 16] = widen(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+/// `q − 8`: Q4_0.
+static MINUS_8: [f32; 16] = widen(&[-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7]);
+/// IQ4_NL's and IQ4_XS's levels.
+static IQ4: [f32; 16] = widen(&super::iq_tables::KVALUES_IQ4NL);
+/// MXFP4's doubled E2M1 values.
+static FP4: [f32; 16] = widen(&ggml::FP4_DOUBLED);
+
+/// A table of small integers as `f32` (each exact).
+const fn widen(t: &[i8; 16]) -> [f32; 16] {
+    let mut out = [0f32; 16];
+    let mut i = 0;
+    while i < 16 {
+        out[i] = t[i] as f32;
+        i += 1;
+    }
+    out
+}
 
 /// One group: the codes `codes` yields, counted.
 #[inline(always)]
@@ -59,6 +79,128 @@ pub(super) fn q1_0(src: &[u8], out: &mut Vec<Group>) {
     }
 }
 
+/// A group function over 4-bit codes, `$with::<C>(src, out)`, run with the fastest nibble
+/// [`Counter`] the CPU has.
+macro_rules! nibble_groups {
+    ($(#[$doc:meta])* $name:ident = $with:ident) => {
+        $(#[$doc])*
+        pub(super) fn $name(src: &[u8], out: &mut Vec<Group>) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if nibbles::Avx512::detected() {
+                    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq")]
+                    unsafe fn avx512(src: &[u8], out: &mut Vec<Group>) {
+                        $with::<nibbles::Avx512>(src, out)
+                    }
+                    // SAFETY: detected just now.
+                    return unsafe { avx512(src, out) };
+                }
+                if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+                    #[target_feature(enable = "avx2,popcnt")]
+                    unsafe fn avx2(src: &[u8], out: &mut Vec<Group>) {
+                        $with::<nibbles::Avx2>(src, out)
+                    }
+                    // SAFETY: both detected just now.
+                    return unsafe { avx2(src, out) };
+                }
+            }
+            #[cfg(target_arch = "wasm32")]
+            return $with::<nibbles::Simd128>(src, out);
+            #[cfg(not(target_arch = "wasm32"))]
+            $with::<nibbles::Plain>(src, out)
+        }
+    };
+}
+
+nibble_groups!(
+    /// Q4_K: per 32 values `(d·sc) q − dmin·m`, as its decoder computes them.
+    q4_k = q4_k_with
+);
+#[inline(always)]
+fn q4_k_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    for b in src.as_chunks::<144>().0 {
+        let (d, min) = (f16_le(b), f16_le(&b[2..]));
+        let counts = C::split(b[16..].try_into().expect("128 code bytes"));
+        for chunk in 0..4 {
+            let [(d1, m1), (d2, m2)] = ggml::k_chunk_scales(d, min, &b[4..16], chunk);
+            out.push(Group { a: d1, b: -m1, table: &IDENTITY, counts: counts[2 * chunk] });
+            out.push(Group { a: d2, b: -m2, table: &IDENTITY, counts: counts[2 * chunk + 1] });
+        }
+    }
+}
+
+nibble_groups!(
+    /// IQ4_XS: `d · (scale − 32) · level` per 32 values.
+    iq4_xs = iq4_xs_with
+);
+#[inline(always)]
+fn iq4_xs_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    for b in src.as_chunks::<{ iquants::IQ4_XS_BYTES }>().0 {
+        let d = f16_le(b);
+        let counts = C::joint(b[8..].try_into().expect("128 code bytes"));
+        for (ib, counts) in counts.into_iter().enumerate() {
+            out.push(Group { a: iquants::iq4_xs_scale(b, d, ib), b: NO_OFFSET, table: &IQ4, counts });
+        }
+    }
+}
+
+/// Blocks of `B` bytes whose 16 code bytes start at `AT`, counted two blocks at a time: each
+/// block's group from `group(block, counts)`.
+#[inline(always)]
+fn pairs<C: Counter, const B: usize, const AT: usize>(
+    src: &[u8],
+    out: &mut Vec<Group>,
+    group: impl Fn(&[u8; B], Counts) -> Group,
+) {
+    let codes = |b: &[u8; B]| -> [u8; 16] { b[AT..AT + 16].try_into().expect("16 code bytes") };
+    let (blocks, _) = src.as_chunks::<B>();
+    let (twos, rest) = blocks.as_chunks::<2>();
+    for [p, q] in twos {
+        let [cp, cq] = C::pair(&codes(p), &codes(q));
+        out.push(group(p, cp));
+        out.push(group(q, cq));
+    }
+    for b in rest {
+        out.push(group(b, C::pair(&codes(b), &codes(b))[0]));
+    }
+}
+
+nibble_groups!(
+    /// Q4_0: `(q − 8) · d`.
+    q4_0 = q4_0_with
+);
+#[inline(always)]
+fn q4_0_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    pairs::<C, 18, 2>(src, out, |b, counts| Group { a: f16_le(b), b: NO_OFFSET, table: &MINUS_8, counts })
+}
+
+nibble_groups!(
+    /// Q4_1: `q · d + m`.
+    q4_1 = q4_1_with
+);
+#[inline(always)]
+fn q4_1_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    pairs::<C, 20, 4>(src, out, |b, counts| Group { a: f16_le(b), b: f16_le(&b[2..]), table: &IDENTITY, counts })
+}
+
+nibble_groups!(
+    /// IQ4_NL: `d · level`.
+    iq4_nl = iq4_nl_with
+);
+#[inline(always)]
+fn iq4_nl_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    pairs::<C, 18, 2>(src, out, |b, counts| Group { a: f16_le(b), b: NO_OFFSET, table: &IQ4, counts })
+}
+
+nibble_groups!(
+    /// MXFP4: `fp4 · 2^(e − 127)`, the doubled values times half the scale.
+    mxfp4 = mxfp4_with
+);
+#[inline(always)]
+fn mxfp4_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    pairs::<C, 17, 1>(src, out, |b, counts| Group { a: ggml::e8m0_half(b[0]), b: NO_OFFSET, table: &FP4, counts })
+}
+
 pub(super) fn q2_0(src: &[u8], out: &mut Vec<Group>) {
     for b in src.as_chunks::<18>().0 {
         let d = f16_le(b);
@@ -70,7 +212,6 @@ pub(super) fn q2_0(src: &[u8], out: &mut Vec<Group>) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::decode::{ggml, iquants};
 
     /// The bits of `v`, every NaN as one (a NaN's sign and payload mean nothing to a histogram).
     fn bits(v: f32) -> u32 {
@@ -94,7 +235,17 @@ pub(crate) mod tests {
     }
 
     /// Every codec that has groups.
-    pub(crate) const GROUPED: [crate::decode::BlockCodec; 3] = [ggml::TQ2_0, ggml::Q1_0, ggml::Q2_0];
+    pub(crate) const GROUPED: [crate::decode::BlockCodec; 9] = [
+        ggml::TQ2_0,
+        ggml::Q1_0,
+        ggml::Q2_0,
+        ggml::Q4_0,
+        ggml::Q4_1,
+        ggml::Q4_K,
+        ggml::MXFP4,
+        iquants::IQ4_NL,
+        iquants::IQ4_XS,
+    ];
 
     #[test]
     fn groups_agree_with_the_decoders() {
@@ -129,7 +280,7 @@ pub(crate) mod tests {
                 assert_eq!(multiset(&groups), decoded, "{} bytes per block, round {round}", codec.block_bytes);
             }
         }
-        for plain in [ggml::Q8_0, ggml::Q4_K, ggml::MXFP4, ggml::F16, iquants::IQ4_XS, iquants::IQ2_XXS] {
+        for plain in [ggml::Q8_0, ggml::Q6_K, ggml::NVFP4, ggml::F16, iquants::IQ2_XXS] {
             assert!(plain.groups.is_none());
         }
     }

@@ -27,7 +27,7 @@ const IQ2_S_BYTES: usize = 82;
 const IQ3_XXS_BYTES: usize = 98;
 const IQ3_S_BYTES: usize = 110;
 const IQ4_NL_BYTES: usize = 18;
-const IQ4_XS_BYTES: usize = 136;
+pub(super) const IQ4_XS_BYTES: usize = 136;
 
 /// IQ1_S (type 19): 1.5625 bits per weight.
 pub const IQ1_S: BlockCodec = BlockCodec {
@@ -108,7 +108,7 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_nl,
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
-    groups: None,
+    groups: Some(super::groups::iq4_nl),
     nonfinite: None,
 };
 
@@ -121,7 +121,7 @@ pub const IQ4_XS: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_xs,
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
-    groups: None,
+    groups: Some(super::groups::iq4_xs),
     nonfinite: None,
 };
 

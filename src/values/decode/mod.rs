@@ -8,6 +8,7 @@ pub mod ggml;
 pub mod groups;
 pub mod iq_tables;
 pub mod iquants;
+pub mod nibbles;
 pub mod st_dtypes;
 #[cfg(target_arch = "wasm32")]
 mod wasm_simd;
