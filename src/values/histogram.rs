@@ -6,7 +6,7 @@
 //! requested number of equal-width bins over `[min, max]`, each fine bucket going to the bin
 //! holding its midpoint. Bin edges are therefore exact to within one fine bucket.
 
-use super::stats::Stats;
+use super::stats::{count_zeros, Stats};
 use super::wire::{Reader, Writer};
 
 /// Fine buckets: one per value of the top 16 bits of an `f32`.
@@ -87,16 +87,17 @@ impl Histogram {
         Histogram { pieces: Some(Vec::new()), ..Histogram::default() }
     }
 
-    /// Count `values`, part of the piece being read.
+    /// Count `values`, part of the piece being read: buckets and statistics in one pass.
     pub fn add_to_piece(&mut self, values: &[f32]) {
         const ZERO_KEYS: [usize; 2] = [0, 0x8000]; // +0.0 and -0.0 (with the tiniest subnormals)
         let fine = self.fine_mut();
         let before = ZERO_KEYS.map(|k| fine[k]);
-        count_buckets(fine, values);
+        let (mut stats, zeros_left) = Stats::of_each(values, &mut |v| count_buckets(fine, v));
         // Zeros, the costliest part of the statistics' vector loop, are counted only where
         // their buckets show some may be there.
-        let stats =
-            if ZERO_KEYS.map(|k| fine[k]) == before { Stats::of_counted_zeros(values, 0) } else { Stats::of(values) };
+        if zeros_left && ZERO_KEYS.map(|k| fine[k]) != before {
+            stats.zero = count_zeros(values);
+        }
         self.piece.merge(&stats);
     }
 

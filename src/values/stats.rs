@@ -52,26 +52,47 @@ impl Stats {
     /// between runs, so the loop vectorises and error does not build up. A slice holding NaN
     /// or infinities is counted value by value.
     pub fn of(values: &[f32]) -> Stats {
-        Stats::of_finite(values, true).unwrap_or_else(|| Stats::of_mixed(values))
+        Stats::of_finite(values, true, &mut |_| {}).unwrap_or_else(|| Stats::of_mixed(values))
     }
 
     /// [`Stats::of`] for values whose zeros (of either sign) the caller has counted, `zeros`: the
     /// vector loop then leaves them out, its costliest part.
     pub fn of_counted_zeros(values: &[f32], zeros: u64) -> Stats {
-        match Stats::of_finite(values, false) {
+        match Stats::of_finite(values, false, &mut |_| {}) {
             Some(s) => Stats { zero: zeros, ..s },
             None => Stats::of_mixed(values),
         }
     }
 
+    /// [`Stats::of`], handing every value to `each` once in the same pass (whole runs of the
+    /// vector loop, then the rest), while they are in the core's cache. Zeros are not counted
+    /// when the second result is set (where counting them in the loop costs more than a pass of
+    /// their own): the caller counts them ([`count_zeros`]) if any may be there.
+    #[inline]
+    pub fn of_each(values: &[f32], each: &mut impl FnMut(&[f32])) -> (Stats, bool) {
+        // With AVX-512 a zero costs a compare into a mask and a masked add: counted in the loop.
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return (Stats::of_finite(values, true, each).unwrap_or_else(|| Stats::of_mixed(values)), false);
+        }
+        match Stats::of_finite(values, false, each) {
+            Some(s) => (s, true),
+            None => (Stats::of_mixed(values), false),
+        }
+    }
+
     /// [`Stats::of`] when every value is finite and below [`F32_SUMS_LIMIT`] in magnitude;
-    /// `None` otherwise. Zeros are counted when `zeros` is set.
-    fn of_finite(values: &[f32], zeros: bool) -> Option<Stats> {
+    /// `None` otherwise. Zeros are counted when `zeros` is set. Every value goes to `each` once
+    /// either way.
+    #[inline(always)]
+    fn of_finite(values: &[f32], zeros: bool, each: &mut impl FnMut(&[f32])) -> Option<Stats> {
         let Some(&first) = values.first() else {
             return Some(Stats::default());
         };
         let (runs, rest) = values.as_chunks::<RUN>();
-        let r = if zeros { lanes::runs::<true>(first, runs)? } else { lanes::runs::<false>(first, runs)? };
+        let r = if zeros { lanes::runs::<true>(first, runs, each) } else { lanes::runs::<false>(first, runs, each) };
+        each(rest);
+        let r = r?;
         let (mut sum, mut sq, mut zeros) = (r.sum, r.sq, r.zeros);
         let (lo, hi) = (r.lo.min(first), r.hi.max(first));
         if !(summable(first) && summable(lo) && summable(hi)) {
@@ -217,6 +238,12 @@ impl Stats {
     }
 }
 
+/// Zeros (of either sign) among `values`.
+pub fn count_zeros(values: &[f32]) -> u64 {
+    // Counted in u32 a run at a time: the compiler keeps the counts in vector lanes.
+    values.chunks(1 << 16).map(|run| u64::from(run.iter().map(|&v| u32::from(v == 0.0)).sum::<u32>())).sum()
+}
+
 /// Lanes of the vector loop: four 128-bit or two 256-bit registers per sum, enough independent
 /// additions to hide their latency (with sums folded pairwise, four lanes measured 2.5x slower).
 const L: usize = 16;
@@ -267,34 +294,71 @@ mod lanes {
         }
     }
 
-    /// The runs' sums, on the widest registers the CPU has.
-    pub(super) fn runs<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
+    /// The runs' sums, on the widest registers the CPU has; each run also goes to `each`
+    /// (every run, even when the sums give up at a NaN).
+    #[inline(always)]
+    pub(super) fn runs<const ZEROS: bool>(
+        first: f32,
+        runs: &[[f32; RUN]],
+        each: &mut impl FnMut(&[f32]),
+    ) -> Option<Runs> {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, just checked.
-            return unsafe { avx2::<ZEROS>(first, runs) };
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F, just checked.
+                return unsafe { avx512::<ZEROS>(first, runs, each) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, just checked.
+                return unsafe { avx2::<ZEROS>(first, runs, each) };
+            }
         }
         #[cfg(target_arch = "wasm32")]
-        return wasm::runs::<ZEROS>(first, runs);
+        return wasm::runs::<ZEROS>(first, runs, each);
         #[allow(unreachable_code)]
-        plain::<ZEROS>(first, runs)
+        plain::<ZEROS>(first, runs, each)
+    }
+
+    /// [`plain`] compiled for AVX-512 (one register a lane array).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn avx512<const ZEROS: bool>(
+        first: f32,
+        runs: &[[f32; RUN]],
+        each: &mut impl FnMut(&[f32]),
+    ) -> Option<Runs> {
+        plain::<ZEROS>(first, runs, each)
     }
 
     /// [`plain`] compiled for AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn avx2<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
-        plain::<ZEROS>(first, runs)
+    unsafe fn avx2<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]], each: &mut impl FnMut(&[f32])) -> Option<Runs> {
+        plain::<ZEROS>(first, runs, each)
+    }
+
+    /// Hand the runs after the `k`th to `each` (the sums gave up at run `k`).
+    #[cold]
+    fn rest_of(runs: &[[f32; RUN]], k: usize, each: &mut impl FnMut(&[f32])) -> Option<Runs> {
+        for run in &runs[k + 1..] {
+            each(run);
+        }
+        None
     }
 
     /// Plain arrays of lanes, which an optimising build turns into vector registers of whatever
     /// width the target has.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
-    pub(super) fn plain<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
+    pub(super) fn plain<const ZEROS: bool>(
+        first: f32,
+        runs: &[[f32; RUN]],
+        each: &mut impl FnMut(&[f32]),
+    ) -> Option<Runs> {
         let (mut lo, mut hi) = ([first; L], [first; L]);
         let mut out = Runs::new();
-        for run in runs {
+        for (k, run) in runs.iter().enumerate() {
+            each(run);
             let (mut s, mut q, mut z) = ([0f32; L], [0f32; L], [0f32; L]);
             for c in run.as_chunks::<L>().0 {
                 for i in 0..L {
@@ -309,7 +373,9 @@ mod lanes {
                     q[i] += d * d;
                 }
             }
-            out.add_run(pairwise(s), pairwise(q), pairwise(z))?;
+            if out.add_run(pairwise(s), pairwise(q), pairwise(z)).is_none() {
+                return rest_of(runs, k, each);
+            }
         }
         Some(out.with_extremes(lo, hi))
     }
@@ -331,7 +397,7 @@ mod lanes {
     /// lanes unvectorised. Lane `4g + j` of [`plain`] is lane `j` of vector `g`.
     #[cfg(target_arch = "wasm32")]
     mod wasm {
-        use super::{Runs, L, RUN};
+        use super::{rest_of, Runs, L, RUN};
         use core::arch::wasm32::*;
 
         /// Four vectors: sixteen lanes.
@@ -354,12 +420,18 @@ mod lanes {
             x0 + x1
         }
 
-        pub(super) fn runs<const ZEROS: bool>(first: f32, runs: &[[f32; RUN]]) -> Option<Runs> {
+        #[inline(always)]
+        pub(super) fn runs<const ZEROS: bool>(
+            first: f32,
+            runs: &[[f32; RUN]],
+            each: &mut impl FnMut(&[f32]),
+        ) -> Option<Runs> {
             let shift = f32x4_splat(first);
             let one = f32x4_splat(1.0);
             let (mut lo, mut hi) = (splat(first), splat(first));
             let mut out = Runs::new();
-            for run in runs {
+            for (k, run) in runs.iter().enumerate() {
+                each(run);
                 let (mut s, mut q, mut z) = (splat(0.0), splat(0.0), splat(0.0));
                 for c in run.as_chunks::<L>().0 {
                     // Written out per vector, not looped: at "z" a loop over the four keeps
@@ -384,7 +456,9 @@ mod lanes {
                     group!(2);
                     group!(3);
                 }
-                out.add_run(pairwise(s), pairwise(q), pairwise(z))?;
+                if out.add_run(pairwise(s), pairwise(q), pairwise(z)).is_none() {
+                    return rest_of(runs, k, each);
+                }
             }
             let lanes = |v: Lanes| -> [f32; L] {
                 core::array::from_fn(|i| {
@@ -447,7 +521,10 @@ mod tests {
         let base: Vec<f32> = (0..300).map(|i| ((i * 7919) % 1000) as f32 / 100.0 - 5.0).collect();
         // Whatever vector registers the CPU lends the lanes, the same bits.
         let (runs, _) = base.as_chunks::<RUN>();
-        let (fast, plain) = (lanes::runs::<true>(base[0], runs).unwrap(), lanes::plain::<true>(base[0], runs).unwrap());
+        let (fast, plain) = (
+            lanes::runs::<true>(base[0], runs, &mut |_| {}).unwrap(),
+            lanes::plain::<true>(base[0], runs, &mut |_| {}).unwrap(),
+        );
         assert_eq!(
             (fast.sum, fast.sq, fast.zeros, fast.lo, fast.hi),
             (plain.sum, plain.sq, plain.zeros, plain.lo, plain.hi)

@@ -54,16 +54,17 @@ pub fn codec(t: GgmlType) -> Option<BlockCodec> {
     })
 }
 
-/// Decode fixed-size blocks: `f(block, out)` for each of `src`'s blocks of `BYTES` bytes.
-#[inline(always)]
-fn blocks<const BYTES: usize, const ELEMS: usize>(
-    src: &[u8],
-    dst: &mut [f32],
-    f: impl Fn(&[u8; BYTES], &mut [f32; ELEMS]),
-) {
-    for (b, out) in src.chunks_exact(BYTES).zip(dst.chunks_exact_mut(ELEMS)) {
-        f(b.try_into().expect("whole block"), out.try_into().expect("whole block"));
-    }
+/// Decode fixed-size blocks: `body` for each of `src`'s blocks of `BYTES` bytes, as `b`, and its
+/// `ELEMS` values, as `y`. A macro, not a function taking a closure: the body is then part of
+/// the decoder, compiled again in each of its instruction sets' copies ([`widest`]).
+macro_rules! blocks {
+    ($src:expr, $dst:expr, $bytes:expr, $elems:expr, |$b:ident, $y:ident| $body:block) => {
+        for (block, out) in $src.chunks_exact($bytes).zip($dst.chunks_exact_mut($elems)) {
+            let $b: &[u8; $bytes] = block.try_into().expect("whole block");
+            let $y: &mut [f32; $elems] = out.try_into().expect("whole block");
+            $body
+        }
+    };
 }
 
 /// The f16 at `b[at..at + 2]` of each block, for block types led by one scale.
@@ -98,7 +99,7 @@ pub const F16: BlockCodec = BlockCodec {
     block_elems: 1,
     block_bytes: 2,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: f16_plain,
+    decode: widest!(f16_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::f16,
     scales: None,
@@ -107,6 +108,7 @@ pub const F16: BlockCodec = BlockCodec {
 };
 
 /// [`F16`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn f16_plain(src: &[u8], dst: &mut [f32]) {
     for (b, out) in src.chunks_exact(2).zip(dst.iter_mut()) {
         *out = f16_le(b);
@@ -139,7 +141,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 18,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q4_0_plain,
+    decode: widest!(q4_0_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
@@ -148,8 +150,9 @@ pub const Q4_0: BlockCodec = BlockCodec {
 };
 
 /// [`Q4_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q4_0_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<18, 32>(src, dst, |b, y| {
+    blocks!(src, dst, 18, 32, |b, y| {
         let d = f16_le(b);
         for j in 0..16 {
             y[j] = ((b[2 + j] & 0x0f) as i32 - 8) as f32 * d;
@@ -163,7 +166,7 @@ pub const Q4_1: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 20,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q4_1_plain,
+    decode: widest!(q4_1_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_1,
     scales: Some(scales_f16_at::<20, 0>),
@@ -172,8 +175,9 @@ pub const Q4_1: BlockCodec = BlockCodec {
 };
 
 /// [`Q4_1`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q4_1_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<20, 32>(src, dst, |b, y| {
+    blocks!(src, dst, 20, 32, |b, y| {
         let (d, m) = (f16_le(b), f16_le(&b[2..]));
         for j in 0..16 {
             y[j] = (b[4 + j] & 0x0f) as f32 * d + m;
@@ -193,7 +197,7 @@ pub const Q5_0: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 22,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q5_0_plain,
+    decode: widest!(q5_0_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q5_0,
     scales: Some(scales_f16_at::<22, 0>),
@@ -202,8 +206,9 @@ pub const Q5_0: BlockCodec = BlockCodec {
 };
 
 /// [`Q5_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q5_0_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<22, 32>(src, dst, |b, y| {
+    blocks!(src, dst, 22, 32, |b, y| {
         let d = f16_le(b);
         let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
         for j in 0..16 {
@@ -219,7 +224,7 @@ pub const Q5_1: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 24,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q5_1_plain,
+    decode: widest!(q5_1_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q5_1,
     scales: Some(scales_f16_at::<24, 0>),
@@ -228,8 +233,9 @@ pub const Q5_1: BlockCodec = BlockCodec {
 };
 
 /// [`Q5_1`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q5_1_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<24, 32>(src, dst, |b, y| {
+    blocks!(src, dst, 24, 32, |b, y| {
         let (d, m) = (f16_le(b), f16_le(&b[2..]));
         let qh = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
         for j in 0..16 {
@@ -242,7 +248,7 @@ pub fn q5_1_plain(src: &[u8], dst: &mut [f32]) {
 
 /// Q8_0 and Q8_1: an f16 `d` leads each block, the 32 `i8` quants start at byte `QS`: `q * d`.
 fn decode_q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
-    blocks::<BYTES, 32>(src, dst, |b, y| {
+    blocks!(src, dst, BYTES, 32, |b, y| {
         let d = f16_le(b);
         for j in 0..32 {
             y[j] = f32::from(b[QS + j] as i8) * d;
@@ -251,11 +257,13 @@ fn decode_q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
 }
 
 /// [`Q8_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q8_0_plain(src: &[u8], dst: &mut [f32]) {
     decode_q8::<34, 2>(src, dst)
 }
 
 /// [`Q8_1`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q8_1_plain(src: &[u8], dst: &mut [f32]) {
     decode_q8::<36, 4>(src, dst)
 }
@@ -265,7 +273,7 @@ pub const Q8_0: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 34,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q8_0_plain,
+    decode: widest!(q8_0_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q8_0,
     scales: Some(scales_f16_at::<34, 0>),
@@ -278,7 +286,7 @@ pub const Q8_1: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 36,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q8_1_plain,
+    decode: widest!(q8_1_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q8_1,
     scales: Some(scales_f16_at::<36, 0>),
@@ -291,7 +299,7 @@ pub const Q2_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 84,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q2_k_plain,
+    decode: widest!(q2_k_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q2_k,
     scales: Some(scales_f16_at::<84, 80>),
@@ -300,8 +308,9 @@ pub const Q2_K: BlockCodec = BlockCodec {
 };
 
 /// [`Q2_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q2_k_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<84, 256>(src, dst, |b, y| {
+    blocks!(src, dst, 84, 256, |b, y| {
         let (sc, qs) = (&b[..16], &b[16..80]);
         let (d, min) = (f16_le(&b[80..]), f16_le(&b[82..]));
         let mut is = 0;
@@ -348,7 +357,7 @@ pub const Q3_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 110,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q3_k_plain,
+    decode: widest!(q3_k_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q3_k,
     scales: Some(scales_f16_at::<110, 108>),
@@ -357,8 +366,9 @@ pub const Q3_K: BlockCodec = BlockCodec {
 };
 
 /// [`Q3_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q3_k_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<110, 256>(src, dst, |b, y| {
+    blocks!(src, dst, 110, 256, |b, y| {
         let (hm, qs) = (&b[..32], &b[32..96]);
         let sc = q3k_scales(&b[96..108]);
         let d = f16_le(&b[108..]);
@@ -408,7 +418,7 @@ pub const Q4_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 144,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q4_k_plain,
+    decode: widest!(q4_k_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_k,
     scales: Some(scales_f16_at::<144, 0>),
@@ -417,8 +427,9 @@ pub const Q4_K: BlockCodec = BlockCodec {
 };
 
 /// [`Q4_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q4_k_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<144, 256>(src, dst, |b, y| {
+    blocks!(src, dst, 144, 256, |b, y| {
         let (d, min) = (f16_le(b), f16_le(&b[2..]));
         let (sc, qs) = (&b[4..16], &b[16..144]);
         for chunk in 0..4 {
@@ -438,7 +449,7 @@ pub const Q5_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 176,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q5_k_plain,
+    decode: widest!(q5_k_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q5_k,
     scales: Some(scales_f16_at::<176, 0>),
@@ -447,8 +458,9 @@ pub const Q5_K: BlockCodec = BlockCodec {
 };
 
 /// [`Q5_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q5_k_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<176, 256>(src, dst, |b, y| {
+    blocks!(src, dst, 176, 256, |b, y| {
         let (d, min) = (f16_le(b), f16_le(&b[2..]));
         let (sc, qh, qs) = (&b[4..16], &b[16..48], &b[48..176]);
         for chunk in 0..4 {
@@ -471,7 +483,7 @@ pub const Q6_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 210,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: q6_k_plain,
+    decode: widest!(q6_k_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q6_k,
     scales: Some(scales_f16_at::<210, 208>),
@@ -480,8 +492,9 @@ pub const Q6_K: BlockCodec = BlockCodec {
 };
 
 /// [`Q6_K`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn q6_k_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<210, 256>(src, dst, |b, y| {
+    blocks!(src, dst, 210, 256, |b, y| {
         let d = f16_le(&b[208..]);
         for half in 0..2 {
             let ql = &b[half * 64..half * 64 + 64];
@@ -509,7 +522,7 @@ pub const Q8_K: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 292,
     decode: |src, dst| {
-        blocks::<292, 256>(src, dst, |b, y| {
+        blocks!(src, dst, 292, 256, |b, y| {
             let d = f32_le(b);
             for j in 0..256 {
                 y[j] = d * f32::from(b[4 + j] as i8);
@@ -534,7 +547,7 @@ pub const TQ1_0: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 54,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: tq1_0_plain,
+    decode: widest!(tq1_0_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::tq1_0,
     scales: Some(scales_f16_at::<54, 52>),
@@ -547,7 +560,7 @@ pub const TQ2_0: BlockCodec = BlockCodec {
     block_elems: 256,
     block_bytes: 66,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: tq2_0_plain,
+    decode: widest!(tq2_0_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::tq2_0,
     scales: Some(scales_f16_at::<66, 64>),
@@ -556,8 +569,9 @@ pub const TQ2_0: BlockCodec = BlockCodec {
 };
 
 /// [`TQ1_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn tq1_0_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<54, 256>(src, dst, |b, y| {
+    blocks!(src, dst, 54, 256, |b, y| {
         let (qs, qh, d) = (&b[..48], &b[48..52], f16_le(&b[52..]));
         let mut k = 0;
         for (start, width) in [(0, 32), (32, 16)] {
@@ -578,8 +592,9 @@ pub fn tq1_0_plain(src: &[u8], dst: &mut [f32]) {
 }
 
 /// [`TQ2_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn tq2_0_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<66, 256>(src, dst, |b, y| {
+    blocks!(src, dst, 66, 256, |b, y| {
         let d = f16_le(&b[64..]);
         for half in 0..2 {
             for l in 0..4 {
@@ -606,7 +621,7 @@ pub const MXFP4: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 17,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: mxfp4_plain,
+    decode: widest!(mxfp4_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::mxfp4,
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
@@ -615,8 +630,9 @@ pub const MXFP4: BlockCodec = BlockCodec {
 };
 
 /// [`MXFP4`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn mxfp4_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<17, 32>(src, dst, |b, y| {
+    blocks!(src, dst, 17, 32, |b, y| {
         // Each of the 16 codes scaled once, then looked up.
         let d = e8m0_half(b[0]);
         let scaled: [f32; 16] = std::array::from_fn(|i| f32::from(FP4_DOUBLED[i]) * d);
@@ -643,7 +659,7 @@ pub const NVFP4: BlockCodec = BlockCodec {
     block_elems: 64,
     block_bytes: 36,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: nvfp4_plain,
+    decode: widest!(nvfp4_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::nvfp4,
     scales: Some(|src, out| {
@@ -656,8 +672,9 @@ pub const NVFP4: BlockCodec = BlockCodec {
 };
 
 /// [`NVFP4`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn nvfp4_plain(src: &[u8], dst: &mut [f32]) {
-    blocks::<36, 64>(src, dst, |b, y| {
+    blocks!(src, dst, 36, 64, |b, y| {
         for s in 0..4 {
             let d = ue4m3_half(b[s]);
             let qs = &b[4 + s * 8..4 + s * 8 + 8];
@@ -674,7 +691,7 @@ pub const Q1_0: BlockCodec = BlockCodec {
     block_elems: 128,
     block_bytes: 18,
     decode: |src, dst| {
-        blocks::<18, 128>(src, dst, |b, y| {
+        blocks!(src, dst, 18, 128, |b, y| {
             let d = f16_le(b);
             for j in 0..128 {
                 y[j] = if (b[2 + j / 8] >> (j % 8)) & 1 != 0 { d } else { -d };
@@ -691,7 +708,7 @@ pub const Q2_0: BlockCodec = BlockCodec {
     block_elems: 64,
     block_bytes: 18,
     decode: |src, dst| {
-        blocks::<18, 64>(src, dst, |b, y| {
+        blocks!(src, dst, 18, 64, |b, y| {
             let d = f16_le(b);
             for j in 0..64 {
                 let q = (b[2 + j / 4] >> (2 * (j % 4))) & 3;

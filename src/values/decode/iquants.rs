@@ -104,7 +104,7 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
     block_elems: QK4_NL,
     block_bytes: IQ4_NL_BYTES,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: iq4_nl_plain,
+    decode: widest!(iq4_nl_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_nl,
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
@@ -117,7 +117,7 @@ pub const IQ4_XS: BlockCodec = BlockCodec {
     block_elems: QK_K,
     block_bytes: IQ4_XS_BYTES,
     #[cfg(not(target_arch = "wasm32"))]
-    decode: iq4_xs_plain,
+    decode: widest!(iq4_xs_plain),
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_xs,
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
@@ -126,11 +126,13 @@ pub const IQ4_XS: BlockCodec = BlockCodec {
 };
 
 /// [`IQ4_NL`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn iq4_nl_plain(src: &[u8], dst: &mut [f32]) {
     each_block(src, dst, iq4_nl_block)
 }
 
 /// [`IQ4_XS`]'s decoder, portable (the wasm bundle runs its vector twin).
+#[inline(always)]
 pub fn iq4_xs_plain(src: &[u8], dst: &mut [f32]) {
     each_block(src, dst, iq4_xs_block)
 }

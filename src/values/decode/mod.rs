@@ -4,6 +4,38 @@
 //! guarantee) and write whole blocks of values. Results equal the reference dequantization
 //! bit for bit (gguf-py, which agrees with ggml's C code; ggml's own code for the rest).
 
+/// A decoder compiled again for the widest vectors the CPU has (AVX-512 or AVX2 natively, chosen
+/// at run time), as a [`DecodeFn`]: the same `f32` operations in the same order, so the same
+/// bits on every CPU. `$plain` is inlined into each copy. (The wasm bundle has vector twins.)
+#[cfg(not(target_arch = "wasm32"))]
+macro_rules! widest {
+    ($plain:path) => {{
+        fn widest(src: &[u8], dst: &mut [f32]) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+                    #[target_feature(enable = "avx512f,avx512bw")]
+                    unsafe fn avx512(src: &[u8], dst: &mut [f32]) {
+                        $plain(src, dst)
+                    }
+                    // SAFETY: both detected just now.
+                    return unsafe { avx512(src, dst) };
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    #[target_feature(enable = "avx2")]
+                    unsafe fn avx2(src: &[u8], dst: &mut [f32]) {
+                        $plain(src, dst)
+                    }
+                    // SAFETY: detected just now.
+                    return unsafe { avx2(src, dst) };
+                }
+            }
+            $plain(src, dst)
+        }
+        widest as $crate::decode::DecodeFn
+    }};
+}
+
 pub mod ggml;
 pub mod groups;
 pub mod iq_tables;

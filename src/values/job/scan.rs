@@ -13,9 +13,10 @@ use crate::range::ByteRange;
 use crate::step::FeedError;
 
 /// Values decoded at a time: small enough to stay in cache.
-const BATCH_ELEMS: usize = 1 << 14;
-/// Blocks counted by group at a time: their groups stay in cache.
-const GROUP_BATCH_BLOCKS: usize = 32;
+const BATCH_ELEMS: usize = 1 << 12;
+/// Elements counted by group at a time (whole blocks): their groups stay in cache, and each
+/// batch's fixed costs are spread over a few hundred groups whatever the block size.
+const GROUP_BATCH_ELEMS: usize = 1 << 13;
 /// Read-ahead of sequential scans.
 pub(crate) const SCAN_READ_AHEAD: u64 = 8 << 20;
 
@@ -601,17 +602,19 @@ impl Sink for HistogramSink {
 #[derive(Debug)]
 struct Grouped {
     groups_of: GroupsFn,
-    block_bytes: usize,
+    /// Bytes of a batch's whole blocks.
+    batch_bytes: usize,
     batch: Vec<Group>,
 }
 
 impl Grouped {
     fn for_codec(codec: &BlockCodec) -> Option<Grouped> {
-        codec.groups.map(|groups_of| Grouped { groups_of, block_bytes: codec.block_bytes, batch: Vec::new() })
+        let batch_bytes = (GROUP_BATCH_ELEMS / codec.block_elems).max(1) * codec.block_bytes;
+        codec.groups.map(|groups_of| Grouped { groups_of, batch_bytes, batch: Vec::new() })
     }
 
     fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
-        for blocks in bytes.chunks(GROUP_BATCH_BLOCKS * self.block_bytes) {
+        for blocks in bytes.chunks(self.batch_bytes) {
             self.batch.clear();
             (self.groups_of)(blocks, &mut self.batch);
             add_groups(h, &self.batch);
