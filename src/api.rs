@@ -101,6 +101,10 @@ pub async fn api_repo(source: JsValue, options: JsValue) -> Result<JsValue, JsVa
                 ))
             })?;
             let read = read_repo(&repo, &endpoint, &Meter::default(), &cancel, |_| {}).await.map_err(err)?;
+            // As the CLI says them on standard error: the JSON lists these among the other files.
+            for (path, why) in &read.unreadable {
+                warn(&format!("tensorscope: {path} could not be read ({why})"));
+            }
             (repo.id(), Some(read.commit), read.parsed)
         }
         None => {
@@ -113,6 +117,13 @@ pub async fn api_repo(source: JsValue, options: JsValue) -> Result<JsValue, JsVa
     };
     let (all, other) = repository(parsed);
     parse(&RepoReport { repo: &name, revision: revision.as_deref(), variants: &all, other_files: &other }.to_text())
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `console.warn`.
+    #[wasm_bindgen(js_namespace = console)]
+    fn warn(text: &str);
 }
 
 /// `tensorscope inspect --json`: tensors, metadata, summary, estimate and findings.

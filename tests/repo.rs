@@ -327,6 +327,9 @@ fn hub(root: PathBuf) -> Hub {
                     } else {
                         respond(&mut stream, "404 Not Found", &[], b"");
                     }
+                } else if target.starts_with("/cdn/") && target.contains("broken") {
+                    // A file the storage cannot serve.
+                    respond(&mut stream, "500 Internal Server Error", &[], b"storage is down");
                 } else if let (Some(path), Some((a, b))) = (target.strip_prefix("/cdn/"), range) {
                     let mut f = std::fs::File::open(root.join(path)).unwrap();
                     let len = f.metadata().unwrap().len();
@@ -408,6 +411,21 @@ fn a_hub_repository_is_read_by_its_headers_alone_at_the_commit_the_server_names(
     let (code, _, err) = cli_env(&["repo", &format!("{}/o/n/resolve/main/README.md", h.url)], &h.url);
     assert_eq!(code, 2);
     assert!(err.contains("not a model repository's address"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_the_hub_cannot_serve_is_listed_and_said_and_the_rest_is_read() {
+    let dir = gguf_repo();
+    write(&dir, "broken-Q5_0.gguf", &model(8, 8, None));
+    let h = hub(dir.clone());
+    let (code, out, err) = cli_env(&["repo", "hf://o/n", "--json"], &h.url);
+    assert_eq!(code, 1, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = r["variants"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Q4_0", "Q8_0", "F16"], "every readable variant");
+    assert_eq!(r["other_files"], serde_json::json!(["README.md", "broken-Q5_0.gguf"]));
+    assert!(err.contains("broken-Q5_0.gguf could not be read") && err.contains("500"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -25,7 +25,10 @@ const REMOTE_READS: ReadOpts = ReadOpts { chunk: 256 << 10, max_read_ahead: 4 <<
 /// A repository read: the commit, its files' headers, and what crossed the network.
 pub struct Read {
     pub commit: String,
+    /// Every file listed; one that could not be read stands as an other file.
     pub parsed: Vec<(FileInfo, Parsed)>,
+    /// The files that could not be read, with why.
+    pub unreadable: Vec<(String, String)>,
     pub bytes: u64,
     pub requests: u64,
 }
@@ -61,19 +64,35 @@ pub fn read(repo: &RepoRef, endpoint: &str) -> Result<Read, String> {
         listing.answer(status, &text, link.as_deref())?;
     }
     let (commit, files) = listing.finish();
-    let parsed = map_units(files.len(), PARALLEL_FILES, |i| {
+    // One file that cannot be read (a server error, a file changed under the commit) does not
+    // stop the others: it is listed among the other files, and said.
+    let results = map_units(files.len(), PARALLEL_FILES, |i| {
         let f = &files[i];
         let url = resolve_url(endpoint, repo, &commit, &f.path);
         let info = FileInfo::new(f.path.clone(), f.size);
         let mut remote = Remote { agent: &agent, url, pin: None, meter: &meter };
         let mut spare = Vec::new();
         let read = |_: usize, range: ByteRange, buf: &mut Vec<u8>| remote.read(range, buf);
-        let mut out = run_reusing(headers_job(vec![info]), vec![f.size], REMOTE_READS, &mut spare, read, |_| Ok(()))
-            .map_err(|e| format!("{}: {e}", f.path))?;
-        out.pop().ok_or_else(|| format!("{}: not read", f.path))
+        let out =
+            run_reusing(headers_job(vec![info.clone()]), vec![f.size], REMOTE_READS, &mut spare, read, |_| Ok(()));
+        Ok(match out.map(|mut o| o.pop()) {
+            Ok(Some(parsed)) => Ok(parsed),
+            Ok(None) => Err((info, "not read".to_owned())),
+            Err(e) => Err((info, e.to_string())),
+        })
     })?;
+    let mut unreadable = Vec::new();
+    let parsed = results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|(info, why)| {
+                unreadable.push((info.path.clone(), why));
+                (info, Parsed::Other)
+            })
+        })
+        .collect();
     let (bytes, requests) = (meter.bytes.load(Ordering::Relaxed), meter.requests.load(Ordering::Relaxed));
-    Ok(Read { commit, parsed, bytes, requests })
+    Ok(Read { commit, parsed, unreadable, bytes, requests })
 }
 
 /// One remote file, read by `Range` requests: the first response pins it (its address after

@@ -39,7 +39,14 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     progress::enable(args.json, args.quiet);
     if args.command == Command::Repo {
         return match repo::run(&args.paths[0], args.json, out) {
-            Ok(()) => 0,
+            Ok(unreadable) if unreadable.is_empty() => 0,
+            Ok(unreadable) => {
+                for (path, why) in unreadable {
+                    let _ =
+                        writeln!(err, "tensorscope: {path} could not be read ({why}); listed among the other files");
+                }
+                1
+            }
             Err(e) => {
                 let _ = writeln!(err, "tensorscope: {e}");
                 2

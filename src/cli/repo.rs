@@ -19,16 +19,19 @@ use crate::engine::view::{human_bytes, human_count};
 const MAX_DEPTH: usize = 8;
 
 /// Run `repo` on `source`, a folder or a Hub repository (`hf://OWNER/NAME[@REV]` or its web
-/// address; the endpoint from `HF_ENDPOINT`): the report as JSON or a table.
-pub fn run(source: &Path, json: bool, out: &mut dyn Write) -> Result<(), String> {
+/// address; the endpoint from `HF_ENDPOINT`): the report as JSON or a table. Files that could
+/// not be read are listed among the other files and returned, each with why.
+pub fn run(source: &Path, json: bool, out: &mut dyn Write) -> Result<Vec<(String, String)>, String> {
     let text = source.to_string_lossy();
     let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|e| !e.is_empty());
     let endpoint = endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT);
     let mut carried = None;
+    let mut unreadable = Vec::new();
     let (repo, revision, parsed) = match parse_repo(&text, endpoint) {
         Some(r) => {
             let read = hub::read(&r, endpoint)?;
             carried = Some((read.bytes, read.requests));
+            unreadable = read.unreadable;
             (r.id(), Some(read.commit), read.parsed)
         }
         None if text.starts_with("hf://") || text.starts_with("http://") || text.starts_with("https://") => {
@@ -56,7 +59,8 @@ pub fn run(source: &Path, json: bool, out: &mut dyn Write) -> Result<(), String>
             let _ = writeln!(buf, "read {} over the network in {requests} requests", human_bytes(bytes));
         }
         Ok(())
-    })
+    })?;
+    Ok(unreadable)
 }
 
 /// The variants (smallest first), then the companions and the other files.

@@ -17,6 +17,8 @@ pub struct RepoRead {
     pub commit: String,
     pub parsed: Vec<(FileInfo, Parsed)>,
     pub sources: Vec<Source>,
+    /// Files that could not be read, each with why (they stand as other files).
+    pub unreadable: Vec<(String, String)>,
 }
 
 /// The commit `repo`'s revision is at, and every file there.
@@ -45,6 +47,6 @@ pub async fn read_repo(
     let (commit, files) = list(repo, endpoint, meter, cancel).await.map_err(RunError::Read)?;
     let given: Vec<(String, String)> =
         files.iter().map(|f| (f.path.clone(), resolve_url(endpoint, repo, &commit, &f.path))).collect();
-    let (parsed, sources) = open_remote_files(given, meter, cancel, progress).await?;
-    Ok(RepoRead { commit, parsed, sources })
+    let (parsed, sources, unreadable) = open_remote_files(given, meter, cancel, progress).await?;
+    Ok(RepoRead { commit, parsed, sources, unreadable })
 }

@@ -220,24 +220,44 @@ fn all_opened(results: Vec<Result<Opened, RunError>>) -> Result<Vec<Opened>, Run
     results.into_iter().collect()
 }
 
+/// Remote files read: each file's headers and source, and the files that could not be read
+/// (each with why), which stand among them as empty other files.
+pub type RemoteFiles = (Vec<(FileInfo, Parsed)>, Vec<Source>, Vec<(String, String)>);
+
 /// The headers of remote files `given` (name, URL), [`PARALLEL_REQUESTS`] at a time (an
 /// index's first request sized to hold it whole), with their sources: a repository's files,
-/// each read where it is, none brought in by another.
+/// each read where it is, none brought in by another. One file that cannot be read does not
+/// stop the others.
 pub async fn open_remote_files(
     given: Vec<(String, String)>,
     meter: &Meter,
     cancel: &Cancel,
     mut progress: impl FnMut(OpenProgress),
-) -> Result<(Vec<(FileInfo, Parsed)>, Vec<Source>), RunError> {
+) -> Result<RemoteFiles, RunError> {
     let expect = given
         .iter()
         .map(|(name, _)| Expect::Bytes(if sniff(name, b"") == FileKind::Index { MAX_PROBE_BYTES } else { PROBE_BYTES }))
         .collect();
     let total = given.len();
     progress(OpenProgress { files: total, ..OpenProgress::default() });
-    let opened = all_opened(open_remote(given, ShardProbes::new(expect), meter, cancel).await)?;
+    let names: Vec<String> = given.iter().map(|(name, _)| name.clone()).collect();
+    let results = open_remote(given, ShardProbes::new(expect), meter, cancel).await;
     progress(OpenProgress { files_done: total, files: total, bytes_read: meter.bytes() });
-    Ok(opened.into_iter().map(|(name, _, src, p)| ((FileInfo::new(name, src.len()), p), src)).unzip())
+    let (mut parsed, mut sources, mut unreadable) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, r) in names.into_iter().zip(results) {
+        let (info, p, src) = match r {
+            Ok((name, _, src, p)) => (FileInfo::new(name, src.len()), p, src),
+            Err(RunError::Read(why)) => {
+                let empty = web_sys::Blob::new().map_err(|_| RunError::Read("no Blob here".into()))?;
+                unreadable.push((name.clone(), why));
+                (FileInfo::new(name, 0), Parsed::Other, BlobSource::new(empty).into())
+            }
+            Err(e) => return Err(e),
+        };
+        parsed.push((info, p));
+        sources.push(src);
+    }
+    Ok((parsed, sources, unreadable))
 }
 
 /// Open remote files by URL (`hf://` shorthands expanded; only `http:`/`https:` accepted). A

@@ -150,6 +150,8 @@ pub struct AppState {
 pub struct Variants {
     pub all: Vec<Variant>,
     pub other: Vec<String>,
+    /// Files that could not be read (listed among the other files), each with why.
+    pub unreadable: Vec<(String, String)>,
     /// Where they came from ("5 files", a repository at a commit).
     pub label: String,
     /// The repository's address (`?url=`), kept while a variant is open; none for local files.
@@ -267,7 +269,7 @@ impl AppState {
                     self.opened(generation, cp, sources, label, None, address).await
                 }
                 Ok(OpenedAs::Variants(all, files, other)) => {
-                    self.show_variants(Variants { all, other, label, source: None }, files)
+                    self.show_variants(Variants { all, other, unreadable: Vec::new(), label, source: None }, files)
                 }
                 Err(e) => self.failed("the files", e),
             }
@@ -418,6 +420,7 @@ impl AppState {
             Err(e) => return self.failed("the repository", e),
         };
         let label = format!("{} at {}", repo.id(), &read.commit[..7]);
+        let unreadable = read.unreadable;
         let result = opened_as(read.parsed, read.sources, &cancel).await;
         if !self.is_current(generation) {
             return;
@@ -432,7 +435,7 @@ impl AppState {
                 browser::set_query("url", std::slice::from_ref(&source));
                 browser::set_query("sample", &[]);
                 self.transferred.set(transferred);
-                self.show_variants(Variants { all, other, label, source: Some(source) }, files);
+                self.show_variants(Variants { all, other, unreadable, label, source: Some(source) }, files);
             }
             Err(e) => self.failed("the repository", e),
         }

@@ -128,6 +128,10 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
     let other = (!v.other.is_empty()).then(|| {
         view! { <p class="muted" data-testid="other-files">{format!("Other files: {}", v.other.join(", "))}</p> }
     });
+    let unreadable = (!v.unreadable.is_empty()).then(|| {
+        let said: Vec<String> = v.unreadable.iter().map(|(path, why)| format!("{path} ({why})")).collect();
+        view! { <p class="sev-warning" data-testid="unreadable-files">{format!("Could not be read: {}", said.join("; "))}</p> }
+    });
     let set_context = move |ev| {
         if let Ok(c) = event_target_value(&ev).trim().parse::<u64>() {
             if (1..=1u64 << 32).contains(&c) {
@@ -171,6 +175,7 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
             </div>
             {companions}
             {other}
+            {unreadable}
         </section>
     }
 }

@@ -58,6 +58,10 @@ before(async () => {
       res.writeHead(302, { ...cors, Location: `${hub.url}/cdn/${u.pathname.slice(resolve.length)}`, 'X-Repo-Commit': SHA });
       return res.end();
     }
+    if (u.pathname.startsWith('/cdn/') && u.pathname.includes('broken')) {
+      res.writeHead(500, cors); // a file the storage cannot serve
+      return res.end('storage is down');
+    }
     const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
     if (u.pathname.startsWith('/cdn/') && m) {
       const f = path.join(hub.tmp.dir, decodeURIComponent(u.pathname.slice(5)));
@@ -80,17 +84,24 @@ after(() => {
   hub.tmp?.cleanup();
 });
 
-/** The CLI's JSON, run without blocking this process (which is also the Hub it reads). */
-async function cli(...args) {
+/** The CLI's exit code, JSON and standard error, run without blocking this process (which is
+ * also the Hub it reads). */
+async function run(...args) {
   const bin = ['release', 'debug']
     .map((p) => path.join(REPO, 'target', p, 'tensorscope'))
     .filter((p) => fs.existsSync(p))
     .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
   assert.ok(bin, 'the CLI is built (cargo build)');
   const env = { ...process.env, HF_ENDPOINT: hub.url };
-  const stdout = await new Promise((resolve, reject) =>
-    execFile(bin, args, { env, maxBuffer: 64 << 20 }, (e, out, err) => (e ? reject(new Error(err || e.message)) : resolve(out))));
-  return JSON.parse(stdout);
+  return new Promise((resolve) =>
+    execFile(bin, args, { env, maxBuffer: 64 << 20 }, (e, out, err) => resolve({ code: e ? e.code : 0, out, err })));
+}
+
+/** The CLI's JSON, which must exit 0. */
+async function cli(...args) {
+  const { code, out, err } = await run(...args);
+  assert.equal(code, 0, err);
+  return JSON.parse(out);
 }
 
 test('?url=hf://OWNER/NAME opens the Variants view of the repository at its commit; a row opens its variant', async () => {
@@ -141,4 +152,29 @@ test("the JS API's repo() gives the CLI's JSON, for a Hub repository and for fil
   assert.deepEqual(r.files.other_files, ['README.md']);
   assert.equal(r.files.revision, null);
   assert.match(r.bad, /not a model repository's address/);
+});
+
+test('a file the Hub cannot serve is said and listed among the other files; the rest opens', async () => {
+  const { page } = s.browser;
+  const broken = path.join(hub.tmp.dir, 'broken-Q5_0.gguf');
+  fs.copyFileSync(fixture('kinds', 'model.gguf'), broken);
+  try {
+    await page.goto(`${s.srv.url}?url=hf://o/n&endpoint=${encodeURIComponent(hub.url)}`);
+    await page.locator('[data-testid=variants]').waitFor({ timeout: 15_000 });
+    const rows = page.locator('[data-testid=variant-row]');
+    assert.deepEqual(new Set(await rows.evaluateAll((r) => r.map((x) => x.dataset.name))), new Set(['Q8_0', 'Q4_K_M']));
+    assert.match(await page.locator('[data-testid=unreadable-files]').textContent(), /broken-Q5_0\.gguf \(.*500/);
+    assert.match(await page.locator('[data-testid=other-files]').textContent(), /broken-Q5_0\.gguf/);
+    const api = await page.evaluate(async (endpoint) => {
+      const m = await import('/tensorscope.mjs');
+      return m.repo('hf://o/n', { endpoint });
+    }, hub.url);
+    const { code, out, err } = await run('repo', 'hf://o/n', '--json');
+    assert.equal(code, 1, 'the CLI says something could not be read');
+    assert.match(err, /broken-Q5_0\.gguf could not be read/);
+    assert.deepEqual(api, JSON.parse(out));
+    assert.ok(api.other_files.includes('broken-Q5_0.gguf'));
+  } finally {
+    fs.rmSync(broken);
+  }
 });
