@@ -511,3 +511,78 @@ fn renamed_parts_of_a_split_set_are_still_one_model() {
     assert_eq!(r["variants"][0]["name"], "f16", "named as its file name says");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A llama model `width` wide over a vocabulary of `vocab` tokens: its tokenizer (model `llama`,
+/// pre-tokenizer `pre`, BOS 1, EOS `eos`) and a token embedding of F16, so its parameters are
+/// `width · vocab` (and a norm of `width`).
+fn lm(width: u64, vocab: &[String], pre: &str, eos: u32) -> Vec<u8> {
+    let n = vocab.len() as u64;
+    let embd = (width * n * 2) as usize;
+    let mut g = Gguf::header(3, 2, 7);
+    g.kv_str("general.architecture", "llama").kv_u32("llama.embedding_length", width as u32);
+    g.kv_str("tokenizer.ggml.model", "llama").kv_str("tokenizer.ggml.pre", pre);
+    g.kv_u32("tokenizer.ggml.bos_token_id", 1).kv_u32("tokenizer.ggml.eos_token_id", eos);
+    g.str(b"tokenizer.ggml.tokens").u32(9).u32(8).u64(n);
+    for t in vocab {
+        g.str(t.as_bytes());
+    }
+    g.tensor("token_embd.weight", &[width, n], 1, 0);
+    g.tensor("output_norm.weight", &[width], 0, embd.next_multiple_of(32) as u64);
+    g.pad(32).data(embd.next_multiple_of(32) + (width as usize) * 4);
+    g.build()
+}
+
+/// 200 token texts: the headers keep the first 64 and the last 64.
+fn vocab() -> Vec<String> {
+    (0..200).map(|i| format!("tok{i}")).collect()
+}
+
+#[test]
+fn a_small_model_with_the_same_tokenizer_is_a_draft_for_the_larger_ones() {
+    let dir = temp_dir("drafts");
+    let big = lm(64, &vocab(), "llama-bpe", 2);
+    write(&dir, "big-Q8_0.gguf", &big);
+    write(&dir, "big-Q4_0.gguf", &big);
+    // A sixteenth of the parameters and the same tokenizer: a draft.
+    write(&dir, "small-F16.gguf", &lm(4, &vocab(), "llama-bpe", 2));
+    // Named a draft, but one text near the end of its vocabulary differs (read from the tail
+    // the header keeps), and another whose end-of-sequence token differs.
+    let mut late = vocab();
+    late[190] = "other".into();
+    write(&dir, "late-draft-F16.gguf", &lm(4, &late, "llama-bpe", 2));
+    write(&dir, "eos-draft-BF16.gguf", &lm(4, &vocab(), "llama-bpe", 3));
+    write(&dir, "pre-draft-Q6_K.gguf", &lm(4, &vocab(), "qwen2", 2));
+    // Half the parameters and the same tokenizer: another model to choose, not a draft.
+    write(&dir, "half-Q2_K.gguf", &lm(32, &vocab(), "llama-bpe", 2));
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = r["variants"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    for n in ["Q8_0", "Q4_0", "Q2_K"] {
+        assert!(names.contains(&n), "{names:?}");
+    }
+    let companion = |file: &str| {
+        r["companions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["files"][0] == file)
+            .cloned()
+            .unwrap_or_else(|| panic!("{file}"))
+    };
+    let small = companion("small-F16.gguf");
+    assert_eq!(small["kind"], "draft");
+    let fits: Vec<&str> = small["fits"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(fits.len(), 3, "fits every model: {fits:?}");
+    for file in ["late-draft-F16.gguf", "eos-draft-BF16.gguf", "pre-draft-Q6_K.gguf"] {
+        let c = companion(file);
+        assert_eq!((c["kind"].as_str(), c["fits"].as_array().unwrap().len()), (Some("draft"), 0), "{file}");
+    }
+    // The table names the first difference.
+    let (_, table, _) = cli(&["repo", dir.to_str().unwrap()]);
+    assert!(table.contains(r#"does not fit Q2_K: token 190 is "tok190" vs "other""#), "{table}");
+    assert!(table.contains("does not fit Q2_K: eos token 2 vs 3"), "{table}");
+    assert!(table.contains("does not fit Q2_K: tokenizer pre-tokenizer llama-bpe vs qwen2"), "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,11 +8,10 @@ use super::open::read_headers;
 use super::text::escape;
 use crate::engine::estimate::estimate;
 use crate::engine::hub::{parse_repo, DEFAULT_ENDPOINT};
-use crate::engine::kind::Kind;
 use crate::engine::model::FileInfo;
 use crate::engine::repo_report::RepoReport;
 use crate::engine::summary::summarize;
-use crate::engine::variants::repository;
+use crate::engine::variants::{fits, repository};
 use crate::engine::view::{human_bytes, human_count};
 
 /// Folders deeper than this under the source are not read.
@@ -65,7 +64,7 @@ pub fn run(source: &Path, json: bool, out: &mut dyn Write) -> Result<Vec<(String
 
 /// The variants (smallest first), then the companions and the other files.
 fn table(r: &RepoReport, out: &mut dyn Write) -> io::Result<()> {
-    let mut models: Vec<_> = r.variants.iter().filter(|v| v.kind == Kind::Model).collect();
+    let mut models: Vec<_> = r.variants.iter().filter(|v| v.is_choice()).collect();
     models.sort_by_key(|v| v.bytes());
     writeln!(
         out,
@@ -88,9 +87,17 @@ fn table(r: &RepoReport, out: &mut dyn Write) -> io::Result<()> {
             v.files.iter().map(|f| escape(&f.path).into_owned()).collect::<Vec<_>>().join(", ")
         )?;
     }
-    for c in r.variants.iter().filter(|v| v.kind != Kind::Model) {
+    for c in r.variants.iter().filter(|v| !v.is_choice()) {
         let files: Vec<String> = c.files.iter().map(|f| escape(&f.path).into_owned()).collect();
-        writeln!(out, "{} {}: {}", c.kind.name(), escape(&c.name), files.join(", "))?;
+        writeln!(out, "{} {}: {}", c.role(), escape(&c.name), files.join(", "))?;
+        // What it fits, and for the rest the first difference.
+        for m in &models {
+            match fits(m, c) {
+                Some(Ok(())) => writeln!(out, "  fits {}", escape(&m.name))?,
+                Some(Err(why)) => writeln!(out, "  does not fit {}: {}", escape(&m.name), escape(&why))?,
+                None => {}
+            }
+        }
     }
     if !r.other_files.is_empty() {
         let other: Vec<String> = r.other_files.iter().map(|f| escape(f).into_owned()).collect();

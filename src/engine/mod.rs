@@ -45,6 +45,7 @@ pub mod diff;
 pub mod diff_report;
 pub mod diff_values;
 pub mod digest;
+pub mod draft;
 pub mod estimate;
 pub mod fuzz;
 pub mod hist_report;

@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use crate::estimate::estimate;
 use crate::findings::Severity;
-use crate::kind::Kind;
 use crate::model::MetaValue;
 use crate::naming::file_type_name;
 use crate::report::EstimateJson;
@@ -34,8 +33,7 @@ impl RepoReport<'_> {
 
 impl Serialize for RepoReport<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (mut models, others): (Vec<&Variant>, Vec<&Variant>) =
-            self.variants.iter().partition(|v| v.kind == Kind::Model);
+        let (mut models, others): (Vec<&Variant>, Vec<&Variant>) = self.variants.iter().partition(|v| v.is_choice());
         models.sort_by_key(|v| v.bytes());
         let mut m = s.serialize_map(Some(5))?;
         m.serialize_entry("repo", self.repo)?;
@@ -101,7 +99,7 @@ impl Serialize for CompanionJson<'_> {
             self.models.iter().filter(|m| matches!(fits(m, c), Some(Ok(())))).map(|m| m.name.as_str()).collect();
         let mut m = s.serialize_map(Some(5))?;
         m.serialize_entry("name", &c.name)?;
-        m.serialize_entry("kind", c.kind.name())?;
+        m.serialize_entry("kind", c.role())?;
         m.serialize_entry("files", &Seq(c.files.iter().map(|f| f.path.as_str()).collect()))?;
         m.serialize_entry("bytes", &c.bytes())?;
         m.serialize_entry("fits", &fits)?;

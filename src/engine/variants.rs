@@ -35,12 +35,57 @@ pub struct Variant {
     pub cp: Checkpoint,
     /// Every file of the group (its index and config files too), as given.
     pub files: Vec<FileInfo>,
+    /// A model that is a draft for speculative decoding beside larger ones ([`mark_drafts`]).
+    pub draft: bool,
 }
 
 impl Variant {
     /// The bytes of its files.
     pub fn bytes(&self) -> u64 {
         self.files.iter().fold(0, |n, f| n.saturating_add(f.size))
+    }
+
+    /// Whether it is one of the variants to choose from (a model, not a draft); the rest are
+    /// companions.
+    pub fn is_choice(&self) -> bool {
+        self.kind == Kind::Model && !self.draft
+    }
+
+    /// What it is, as the repository report names it: `draft`, else its kind.
+    pub fn role(&self) -> &'static str {
+        if self.draft {
+            "draft"
+        } else {
+            self.kind.name()
+        }
+    }
+}
+
+/// A model is a draft when a model beside it has at least this many times its parameters and
+/// its tokenizer fits that model, or when its name says `draft` beside a larger model.
+const DRAFT_RATIO: u64 = 8;
+
+/// Mark the GGUF models of `all` that are drafts for the larger ones (see [`DRAFT_RATIO`]): a
+/// repository of one model's quants with a small model to draft for them.
+fn mark_drafts(all: &mut [Variant]) {
+    let params: Vec<u64> = all.iter().map(|v| crate::summary::summarize(&v.cp).all.params).collect();
+    let drafts: Vec<bool> = (0..all.len())
+        .map(|d| {
+            let v = &all[d];
+            if v.kind != Kind::Model || v.cp.format != Format::Gguf || params[d] == 0 {
+                return false;
+            }
+            let named = v.name.to_ascii_lowercase().contains("draft")
+                || v.files.iter().any(|f| base_name(&f.path).to_ascii_lowercase().contains("draft"));
+            (0..all.len()).any(|t| {
+                let larger = all[t].kind == Kind::Model && params[t] > params[d];
+                larger
+                    && (named || (params[t] / params[d] >= DRAFT_RATIO && crate::draft::fit(&all[t].cp, &v.cp).is_ok()))
+            })
+        })
+        .collect();
+    for (v, draft) in all.iter_mut().zip(drafts) {
+        v.draft = draft;
     }
 }
 
@@ -157,16 +202,18 @@ pub fn repository(given: Vec<(FileInfo, Parsed)>) -> (Vec<Variant>, Vec<String>)
 /// Assemble and inspect each group of `given`.
 pub fn variants(given: Vec<(FileInfo, Parsed)>, grouping: &Grouping) -> Vec<Variant> {
     let mut given: Vec<Option<(FileInfo, Parsed)>> = given.into_iter().map(Some).collect();
-    grouping
+    let mut all = grouping
         .groups
         .iter()
         .map(|g| {
             let files: Vec<(FileInfo, Parsed)> = g.files.iter().filter_map(|&i| given[i].take()).collect();
             let infos = files.iter().map(|(f, _)| f.clone()).collect();
             let cp = assemble(files);
-            Variant { name: g.name.clone(), kind: kind(&cp), cp, files: infos }
+            Variant { name: g.name.clone(), kind: kind(&cp), cp, files: infos, draft: false }
         })
-        .collect()
+        .collect::<Vec<_>>();
+    mark_drafts(&mut all);
+    all
 }
 
 /// The variants that are separate models, by index: models with tensors, less a pickle set in
@@ -185,9 +232,13 @@ pub fn separate_models(all: &[Variant]) -> Vec<usize> {
 }
 
 /// Whether companion `c` fits the model `m`: a projector's output width and family, an
-/// adapter's architecture and module widths; `None` where that is not checked (importance
-/// matrices, vocab files, kohya adapters), else the first difference.
+/// adapter's architecture and module widths, a draft's tokenizer ([`crate::draft::fit`]);
+/// `None` where that is not checked (importance matrices, vocab files, kohya adapters), else
+/// the first difference.
 pub fn fits(m: &Variant, c: &Variant) -> Option<Result<(), String>> {
+    if c.draft {
+        return Some(crate::draft::fit(&m.cp, &c.cp));
+    }
     match c.kind {
         Kind::Projector => {
             let found = crate::projector::fit(&m.cp.joined(&c.cp));

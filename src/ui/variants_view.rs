@@ -9,7 +9,6 @@ use leptos::prelude::*;
 
 use super::state::{AppState, Variants};
 use crate::engine::estimate::{estimate_at, CacheType};
-use crate::engine::kind::Kind;
 use crate::engine::summary::summarize;
 use crate::engine::variants::{fits, Variant};
 use crate::engine::view::{human_bytes, human_count};
@@ -33,7 +32,7 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
     let cache = RwSignal::new(CacheType::F16);
     // Device memory in GB (10⁹ bytes); empty: not compared.
     let device = RwSignal::new(String::new());
-    let mut models: Vec<(usize, &Variant)> = v.all.iter().enumerate().filter(|(_, x)| x.kind == Kind::Model).collect();
+    let mut models: Vec<(usize, &Variant)> = v.all.iter().enumerate().filter(|(_, x)| x.is_choice()).collect();
     models.sort_by_key(|(_, x)| x.bytes());
     let rows: Vec<Row> = models
         .iter()
@@ -55,7 +54,7 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
     let companions: Vec<(String, &'static str, String, Option<Vec<String>>)> = v
         .all
         .iter()
-        .filter(|x| x.kind != Kind::Model)
+        .filter(|x| !x.is_choice())
         .map(|c| {
             // Per model it is checked for: whether it fits (None: not checked for this kind).
             let checked: Vec<(String, bool)> =
@@ -63,7 +62,7 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
             let fits =
                 (!checked.is_empty()).then(|| checked.into_iter().filter(|(_, ok)| *ok).map(|(n, _)| n).collect());
             let files: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
-            (c.name.clone(), c.kind.name(), files.join(", "), fits)
+            (c.name.clone(), c.role(), files.join(", "), fits)
         })
         .collect();
     let all = v.clone();

@@ -19,7 +19,13 @@ fn gguf(arch: &str, keys: &[(&str, Value)]) -> Checkpoint {
 }
 
 fn array(item_type: ValueType, items: Vec<Value>) -> Value {
-    Value::Array(Box::new(Array { item_type, len: items.len() as u64, items, span: ByteRange::new(0, 0) }))
+    Value::Array(Box::new(Array {
+        item_type,
+        len: items.len() as u64,
+        items,
+        tail: Vec::new(),
+        span: ByteRange::new(0, 0),
+    }))
 }
 
 fn u32s(v: &[u32]) -> Value {

@@ -101,6 +101,8 @@ struct Frame {
     len: u64,
     read: u64,
     items: Vec<Value>,
+    /// A string array's last items past the kept ones ([`Array::tail`]).
+    tail: Vec<Value>,
     start: u64,
     /// Findings about the array, reported once its head is known to be whole.
     findings: Vec<Finding>,
@@ -514,7 +516,17 @@ impl HeaderDecoder {
                 ),
             ));
         }
-        Ok(Frame { item_type, len, read: 0, items: Vec::new(), start: at + 12, findings, bad_items: 0, first_bad: 0 })
+        Ok(Frame {
+            item_type,
+            len,
+            read: 0,
+            items: Vec::new(),
+            tail: Vec::new(),
+            start: at + 12,
+            findings,
+            bad_items: 0,
+            first_bad: 0,
+        })
     }
 
     fn short_or_stop(&self, s: Short, at: u64) -> Outcome {
@@ -608,6 +620,7 @@ impl HeaderDecoder {
                 item_type: frame.item_type,
                 len: frame.len,
                 items: frame.items,
+                tail: frame.tail,
                 span: ByteRange::new(frame.start, start),
             }));
             match self.frames.last_mut() {
@@ -653,8 +666,11 @@ impl HeaderDecoder {
         let mut r = Reader::new(bytes, big);
         let mut done = 0u64;
         let mut keep: Vec<Value> = Vec::new();
+        let mut tail: Vec<Value> = Vec::new();
         let kept = frame.items.len();
         let remaining = frame.len - frame.read;
+        // Items from here on are the tail (the last ones past the kept head).
+        let tail_from = frame.len.saturating_sub(ARRAY_ITEMS_KEPT as u64).max(ARRAY_ITEMS_KEPT as u64);
         let mut outcome = Outcome::Progress;
         let mut used = 0;
         // Items that are not valid UTF-8 or not 0/1, and the first of them (its index).
@@ -672,6 +688,9 @@ impl HeaderDecoder {
                         if kept + keep.len() < ARRAY_ITEMS_KEPT {
                             Some(Value::String(String::from_utf8_lossy(s).into_owned()))
                         } else {
+                            if frame.read + done >= tail_from {
+                                tail.push(Value::String(String::from_utf8_lossy(s).into_owned()));
+                            }
                             None
                         }
                     }
@@ -713,6 +732,7 @@ impl HeaderDecoder {
         frame.bad_items += bad;
         frame.read += done;
         frame.items.extend(keep);
+        frame.tail.extend(tail);
         self.window.consume(start + used);
         if done > 0 {
             Outcome::Progress

@@ -172,6 +172,10 @@ pub struct Array {
     pub len: u64,
     /// The first `min(len, ARRAY_ITEMS_KEPT)` items.
     pub items: Vec<Value>,
+    /// For an array of strings, its last items past those: the last
+    /// `min(len − items.len(), ARRAY_ITEMS_KEPT)` (a vocabulary's end, read on the way past it);
+    /// empty for other arrays.
+    pub tail: Vec<Value>,
     /// The items' bytes (after the type and count), for reading the full list on demand.
     pub span: ByteRange,
 }
