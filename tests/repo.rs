@@ -586,3 +586,25 @@ fn a_small_model_with_the_same_tokenizer_is_a_draft_for_the_larger_ones() {
     assert!(table.contains("does not fit Q2_K: tokenizer pre-tokenizer llama-bpe vs qwen2"), "{table}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_adapter_opened_with_a_base_is_checked_against_it_not_taken_for_a_split_part() {
+    let dir = temp_dir("adapter-open");
+    let lora = kinds("lora.gguf");
+    // Its own base (the gemma3 model the LoRA was converted for): no finding at all.
+    let (code, out, err) = cli(&["inspect", kinds("model.gguf").to_str().unwrap(), lora.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["findings"], serde_json::json!([]), "{}", r["findings"]);
+    // A base without the tensors it changes: an error naming the first.
+    write(&dir, "base.gguf", &lm(64, &vocab(), "llama-bpe", 2));
+    let base = dir.join("base.gguf");
+    let (code, out, _) = cli(&["inspect", base.to_str().unwrap(), lora.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 1);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let codes: Vec<&str> = r["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["adapter.base_mismatch"], "{}", r["findings"]);
+    let message = r["findings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("lora.gguf does not fit the model opened with it: the base has no blk.0."), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -196,6 +196,36 @@ pub fn check_fit(base: &Checkpoint, adapter: &Checkpoint, a: &Adapter) -> Option
     Some(Ok(()))
 }
 
+/// Stable codes of the rules an adapter opened with its base can break.
+pub mod rules {
+    use crate::findings::Rule;
+
+    /// llama.cpp refuses a LoRA whose tensors do not match the model's (`lora_a`/`lora_b` shapes).
+    pub const BASE_MISMATCH: Rule = Rule::error("adapter.base_mismatch");
+}
+
+/// Findings on an adapter opened together with its base model (one checkpoint of both): the
+/// first module whose widths the base does not have ([`check_fit`], by module; the
+/// architectures are compared only when the two are opened apart, as `repo` does). None when
+/// the checkpoint holds no model and adapter together.
+pub fn fit_findings(cp: &Checkpoint) -> Vec<crate::findings::Finding> {
+    use crate::kind::{file_kinds, Kind};
+    let kinds = file_kinds(cp);
+    let Some(file) = kinds.iter().position(|&k| k == Kind::Adapter) else { return vec![] };
+    if !kinds.contains(&Kind::Model) {
+        return vec![];
+    }
+    let Some(a) = adapter(cp) else { return vec![] };
+    match check_fit(cp, cp, &a) {
+        Some(Err(why)) => {
+            let path = &cp.files[file].path;
+            let message = format!("{path} does not fit the model opened with it: {why}");
+            vec![crate::findings::Finding::new(rules::BASE_MISMATCH, message).in_file(file)]
+        }
+        _ => vec![],
+    }
+}
+
 /// The adapter in `cp`, when it holds one.
 pub fn adapter(cp: &Checkpoint) -> Option<Adapter> {
     let gguf = |k: &str| match cp.meta(k) {

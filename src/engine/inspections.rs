@@ -1,6 +1,6 @@
 //! The inspections run over an assembled checkpoint, after the sets are checked: what a GGUF's
-//! file type and name say against its tensors, a projector's fit to its model, and its chat
-//! templates. Every way of opening files comes through here.
+//! file type and name say against its tensors, a projector's or an adapter's fit to its model,
+//! and its chat templates. Every way of opening files comes through here.
 
 use crate::findings::Finding;
 use crate::model::{Checkpoint, FileInfo, Format};
@@ -14,6 +14,7 @@ pub fn findings(cp: &Checkpoint) -> Vec<Finding> {
         out.extend(crate::naming::check(cp));
         out.extend(crate::projector::fit(cp));
     }
+    out.extend(crate::adapter::fit_findings(cp));
     out.extend(crate::template::findings(cp));
     out
 }

@@ -520,16 +520,18 @@ fn split_u64(h: &gguf::Header, key: &str) -> Option<u64> {
 }
 
 fn gguf_set(mut files: Vec<(FileInfo, gguf::Header)>) -> Checkpoint {
-    // Projectors go last, so the model's `general.*` keys are the ones kept, and they are not
-    // taken for missing split keys: a model opened with its mmproj is checked for fit instead.
-    let is_projector = |h: &gguf::Header| {
+    // Companions (projectors, adapters) go last, so the model's `general.*` keys are the ones
+    // kept, and they are not taken for missing split keys: a model opened with its mmproj or
+    // its LoRA is checked for fit instead.
+    let is_companion = |h: &gguf::Header| {
         let meta = h.metadata.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-        kind::classify(meta, h.tensors.iter().map(|t| t.name.as_str())) == kind::Kind::Projector
+        let kind = kind::classify(meta, h.tensors.iter().map(|t| t.name.as_str()));
+        matches!(kind, kind::Kind::Projector | kind::Kind::Adapter)
     };
     crate::sort::sort_by_cached_key(&mut files, |(info, h)| {
-        (is_projector(h), split_u64(h, "split.no").unwrap_or(u64::MAX), base_name(&info.path).to_owned())
+        (is_companion(h), split_u64(h, "split.no").unwrap_or(u64::MAX), base_name(&info.path).to_owned())
     });
-    let models = match files.iter().take_while(|(_, h)| !is_projector(h)).count() {
+    let models = match files.iter().take_while(|(_, h)| !is_companion(h)).count() {
         0 => files.len(),
         n => n,
     };
