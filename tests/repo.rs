@@ -608,3 +608,31 @@ fn an_adapter_opened_with_a_base_is_checked_against_it_not_taken_for_a_split_par
     assert!(message.contains("lora.gguf does not fit the model opened with it: the base has no blk.0."), "{message}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn importance_matrices_control_vectors_and_vocab_files_fit_the_model_they_were_made_for() {
+    let dir = temp_dir("fits");
+    // The gemma3 model 64 wide these were made for (its tokenizer is the vocab file's), and a
+    // llama model 32 wide with another tokenizer beside it.
+    write(&dir, "kinds-Q8_0.gguf", &std::fs::read(kinds("model.gguf")).unwrap());
+    write(&dir, "other-Q4_0.gguf", &lm(32, &vocab(), "llama-bpe", 2));
+    for f in ["imatrix.gguf", "control-vector.gguf", "vocab.gguf"] {
+        write(&dir, f, &std::fs::read(kinds(f)).unwrap());
+    }
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    for (file, kind) in [("imatrix.gguf", "imatrix"), ("control-vector.gguf", "adapter"), ("vocab.gguf", "vocab")] {
+        let c = r["companions"].as_array().unwrap().iter().find(|c| c["files"][0] == file).unwrap();
+        assert_eq!((c["kind"].as_str(), &c["fits"]), (Some(kind), &serde_json::json!(["Q8_0"])), "{file}");
+    }
+    let (_, table, _) = cli(&["repo", dir.to_str().unwrap()]);
+    for why in [
+        "does not fit Q4_0: the importance matrix is for gemma3 models, the model is llama",
+        "does not fit Q4_0: direction.1: directions of [64] values, the model is 32 wide",
+        "does not fit Q4_0: tokenizer pre-tokenizer llama-bpe vs default",
+    ] {
+        assert!(table.contains(why), "{why}\n{table}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

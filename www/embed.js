@@ -6,15 +6,17 @@
 // The element shows the viewer's compact embed mode (summary, quant mix, tensor table,
 // histogram on click) in an iframe that fills the element's box; give the element a height
 // (default 480px). `src` takes one or more URLs separated by spaces (shards, or one
-// model.safetensors.index.json), or hf://owner/repo[@rev]/path. Relative URLs resolve against
-// the page. The checkpoint's server must allow Range requests from the viewer's origin (CORS).
+// model.safetensors.index.json), hf://owner/repo[@rev]/path, or a whole repository
+// (hf://owner/repo[@rev] or its web address: its variants side by side); `endpoint` names another
+// Hub-compatible server for hf:// addresses. Relative URLs resolve against the page. The
+// checkpoint's server must allow Range requests from the viewer's origin (CORS).
 // A classic script (not a module), so the viewer's host needs no CORS headers to serve it.
 (() => {
 const VIEWER = new URL('./', document.currentScript?.src || document.baseURI);
 
 class TensorScope extends HTMLElement {
   static get observedAttributes() {
-    return ['src'];
+    return ['src', 'endpoint'];
   }
   constructor() {
     super();
@@ -42,6 +44,8 @@ class TensorScope extends HTMLElement {
       } catch {}
       q.push('url=' + encodeURIComponent(abs));
     }
+    const endpoint = this.getAttribute('endpoint');
+    if (endpoint) q.push('endpoint=' + encodeURIComponent(endpoint));
     const url = new URL('index.html?' + q.join('&'), VIEWER).href;
     if (this.frame.getAttribute('src') !== url) this.frame.setAttribute('src', url);
   }

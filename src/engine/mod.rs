@@ -47,6 +47,7 @@ pub mod diff_values;
 pub mod digest;
 pub mod draft;
 pub mod estimate;
+pub mod fit;
 pub mod fuzz;
 pub mod hist_report;
 pub mod inspections;

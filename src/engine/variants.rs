@@ -232,10 +232,13 @@ pub fn separate_models(all: &[Variant]) -> Vec<usize> {
 }
 
 /// Whether companion `c` fits the model `m`: a projector's output width and family, an
-/// adapter's architecture and module widths, a draft's tokenizer ([`crate::draft::fit`]);
-/// `None` where that is not checked (importance matrices, vocab files, kohya adapters), else
-/// the first difference.
+/// adapter's architecture and module widths, a control vector's width and layers, an importance
+/// matrix's tensors ([`crate::fit`]), a draft's or a vocab file's tokenizer
+/// ([`crate::draft::fit`]); `None` where that is not checked (kohya adapters; importance
+/// matrices, control vectors and vocab files beside a model that is not GGUF), else the first
+/// difference.
 pub fn fits(m: &Variant, c: &Variant) -> Option<Result<(), String>> {
+    let gguf = m.cp.format == Format::Gguf;
     if c.draft {
         return Some(crate::draft::fit(&m.cp, &c.cp));
     }
@@ -244,8 +247,16 @@ pub fn fits(m: &Variant, c: &Variant) -> Option<Result<(), String>> {
             let found = crate::projector::fit(&m.cp.joined(&c.cp));
             Some(found.first().map_or(Ok(()), |f| Err(f.message.clone())))
         }
-        Kind::Adapter => crate::adapter::check_fit(&m.cp, &c.cp, &crate::adapter::adapter(&c.cp)?),
-        _ => None,
+        Kind::Adapter => {
+            let a = crate::adapter::adapter(&c.cp)?;
+            if a.flavour == crate::adapter::Flavour::ControlVector {
+                return gguf.then(|| crate::fit::control_vector(&m.cp, &c.cp));
+            }
+            crate::adapter::check_fit(&m.cp, &c.cp, &a)
+        }
+        Kind::Imatrix => gguf.then(|| crate::fit::imatrix(&m.cp, &c.cp)),
+        Kind::Vocab => gguf.then(|| crate::draft::fit(&m.cp, &c.cp)),
+        Kind::Model => None,
     }
 }
 

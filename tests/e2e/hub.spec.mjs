@@ -178,3 +178,17 @@ test('a file the Hub cannot serve is said and listed among the other files; the 
     fs.rmSync(broken);
   }
 });
+
+test('the embed takes a repository: <tensor-scope src="hf://o/n" endpoint=…> shows its variants, a row opens one', async () => {
+  const { page } = s.browser;
+  await page.goto(s.srv.url + 'favicon.svg');
+  await page.setContent(`<!doctype html><script src="${s.srv.url}embed.js"></script>
+    <tensor-scope src="hf://o/n" endpoint="${hub.url}" style="height:700px"></tensor-scope>`);
+  const frame = page.frameLocator('tensor-scope >> iframe');
+  await frame.locator('[data-testid=variants]').waitFor({ timeout: 20_000 });
+  const rows = frame.locator('[data-testid=variant-row]');
+  assert.deepEqual(new Set(await rows.evaluateAll((r) => r.map((x) => x.dataset.name))), new Set(['Q8_0', 'Q4_K_M']));
+  await frame.locator('[data-testid=variant-row][data-name=Q8_0]').click();
+  await frame.locator('[data-testid=summary-tensors]').waitFor({ timeout: 20_000 });
+  assert.equal(await frame.locator('[data-testid=summary-tensors]').textContent(), '4');
+});
