@@ -13,7 +13,7 @@ import { Viewer, fixture, session, tempDir } from './viewer.mjs';
 const s = session();
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const SHA = '0123456789abcdef0123456789abcdef01234567';
-const hub = { server: null, url: '', tmp: null, served: 0 };
+const hub = { server: null, url: '', tmp: null, served: 0, card: null };
 
 function files(dir, prefix = '') {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -36,6 +36,10 @@ before(async () => {
       return res.end();
     }
     const u = new URL(req.url, hub.url);
+    if (u.pathname === '/card.html' && hub.card) {
+      res.writeHead(200, { 'Content-Type': 'text/html' }); // a model card page embedding the viewer
+      return res.end(hub.card);
+    }
     const all = files(hub.tmp.dir);
     const tree = `/api/models/o/n/tree/${SHA}`;
     if (u.pathname === '/api/models/o/n/revision/main') {
@@ -181,9 +185,10 @@ test('a file the Hub cannot serve is said and listed among the other files; the 
 
 test('the embed takes a repository: <tensor-scope src="hf://o/n" endpoint=…> shows its variants, a row opens one', async () => {
   const { page } = s.browser;
-  await page.goto(s.srv.url + 'favicon.svg');
-  await page.setContent(`<!doctype html><script src="${s.srv.url}embed.js"></script>
-    <tensor-scope src="hf://o/n" endpoint="${hub.url}" style="height:700px"></tensor-scope>`);
+  // A model card page on another origin (the Hub's server here) embedding the repository.
+  hub.card = `<!doctype html><script src="${s.srv.url}embed.js"></script>
+    <tensor-scope src="hf://o/n" endpoint="${hub.url}" style="height:700px"></tensor-scope>`;
+  await page.goto(`${hub.url}/card.html`);
   const frame = page.frameLocator('tensor-scope >> iframe');
   await frame.locator('[data-testid=variants]').waitFor({ timeout: 20_000 });
   const rows = frame.locator('[data-testid=variant-row]');
