@@ -25,6 +25,17 @@ struct Row {
 }
 
 /// The Variants view of `v`.
+/// A companion as the view lists it.
+struct Companion {
+    name: String,
+    role: &'static str,
+    files: String,
+    /// The variants it fits; `None` where that is not checked.
+    fits: Option<Vec<String>>,
+    /// For each variant it does not fit, the first difference.
+    misses: Vec<String>,
+}
+
 #[component]
 pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
     let state = AppState::get();
@@ -51,18 +62,22 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
             }
         })
         .collect();
-    let companions: Vec<(String, &'static str, String, Option<Vec<String>>)> = v
+    let companions: Vec<Companion> = v
         .all
         .iter()
         .filter(|x| !x.is_choice())
         .map(|c| {
             // Per model it is checked for: whether it fits (None: not checked for this kind).
-            let checked: Vec<(String, bool)> =
-                models.iter().filter_map(|(_, m)| Some((m.name.clone(), fits(m, c)?.is_ok()))).collect();
+            let checked: Vec<(String, Result<(), String>)> =
+                models.iter().filter_map(|(_, m)| Some((m.name.clone(), fits(m, c)?))).collect();
+            let misses: Vec<String> = checked
+                .iter()
+                .filter_map(|(n, r)| r.as_ref().err().map(|why| format!("does not fit {n}: {why}")))
+                .collect();
             let fits =
-                (!checked.is_empty()).then(|| checked.into_iter().filter(|(_, ok)| *ok).map(|(n, _)| n).collect());
+                (!checked.is_empty()).then(|| checked.into_iter().filter(|(_, r)| r.is_ok()).map(|(n, _)| n).collect());
             let files: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
-            (c.name.clone(), c.role(), files.join(", "), fits)
+            Companion { name: c.name.clone(), role: c.role(), files: files.join(", "), fits, misses }
         })
         .collect();
     let all = v.clone();
@@ -107,17 +122,25 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
     let companions = (!companions.is_empty()).then(|| {
         let items = companions
             .into_iter()
-            .map(|(name, kind, files, fits)| {
-                let fits = match fits {
+            .map(|c| {
+                let fits = match c.fits {
                     Some(f) if f.is_empty() => "fits no variant here".to_owned(),
                     Some(f) => format!("fits {}", f.join(", ")),
                     None => String::new(),
                 };
+                // The first difference from a variant it does not fit (all of them on hover).
+                let miss = c.misses.first().map(|first| {
+                    let more = c.misses.len() - 1;
+                    let text = if more > 0 { format!("{first} (and {more} more)") } else { first.clone() };
+                    view! { <br /><span class="muted" data-testid="companion-mismatch" title=c.misses.join("\n")>{text}</span> }
+                });
+                let (name, kind, files) = (c.name, c.role, c.files);
                 let label = name.clone();
                 view! {
                     <li data-testid="companion" data-name=name>
                         <strong>{label}</strong>" "<span class="muted">{format!("{kind} · {files}")}</span>" "
                         <span data-testid="companion-fits">{fits}</span>
+                        {miss}
                     </li>
                 }
             })

@@ -37,6 +37,9 @@ test('a folder of quant variants opens as a list: memory against the device, com
     assert.deepEqual(names, sizes[0] <= sizes[1] ? ['Q4_K_M', 'Q8_0'] : ['Q8_0', 'Q4_K_M'], 'smallest first');
     const fits = page.locator('[data-testid=companion][data-name=mmproj-tiny-F16] [data-testid=companion-fits]');
     assert.equal(await fits.textContent(), 'fits Q8_0');
+    // The first difference from the variant it does not fit (the llama model, 32 wide).
+    const miss = page.locator('[data-testid=companion][data-name=mmproj-tiny-F16] [data-testid=companion-mismatch]');
+    assert.match(await miss.textContent(), /^does not fit Q4_K_M: .*projects into 64-wide embeddings/);
     assert.match(await page.locator('[data-testid=other-files]').textContent(), /README\.md/);
     // Memory against a device: a tiny one fits nothing that can be estimated, a big one fits it.
     const q8 = page.locator('[data-testid=variant-row][data-name=Q8_0]');
