@@ -252,6 +252,32 @@ fn big_arrays_keep_length_first_items_and_span() {
     assert_eq!(a.items[63], Value::String("tok63".into()));
     let Some(Value::Array(s)) = h.get("scores") else { panic!() };
     assert_eq!((s.len, s.items.len()), (100_000, 64));
+    // A string array also keeps its last 64 items (a vocabulary's end); others keep none.
+    let texts = |v: &[Value]| v.iter().map(|x| x.as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    assert_eq!(texts(&a.tail), (936..1000).map(|i| format!("tok{i}")).collect::<Vec<_>>());
+    assert!(s.tail.is_empty());
+}
+
+#[test]
+fn string_array_tails_are_the_items_past_the_head_each_kept_to_its_first_4_kib() {
+    for (len, tail) in [(64u64, 0..0), (65, 64..65), (100, 64..100), (128, 64..128), (129, 65..129)] {
+        let mut g = Gguf::header(3, 0, 1);
+        g.str(b"tokens").u32(9).u32(8).u64(len);
+        for i in 0..len {
+            // The last one long: 64 KiB, of which the tail keeps 4 KiB.
+            let text = if i + 1 == len { "x".repeat(64 << 10) } else { format!("tok{i}") };
+            g.str(text.as_bytes());
+        }
+        let h = header(&g.build());
+        let Some(Value::Array(a)) = h.get("tokens") else { panic!() };
+        assert_eq!(a.items.len() as u64, len.min(64), "{len}");
+        let ids: Vec<u64> = tail.clone().collect();
+        assert_eq!(a.tail.len(), ids.len(), "{len}");
+        for (v, id) in a.tail.iter().zip(ids) {
+            let want = if id + 1 == len { "x".repeat(4 << 10) } else { format!("tok{id}") };
+            assert_eq!(v.as_str(), Some(want.as_str()), "{len}: item {id}");
+        }
+    }
 }
 
 #[test]

@@ -24,6 +24,8 @@ const MAX_READ_DIMS: u32 = 64;
 pub const MAX_NAME_BYTES: u64 = 64;
 /// Longest string value read (chat templates, embedded tokenizer JSON).
 pub const MAX_STRING_BYTES: u64 = 64 << 20;
+/// Bytes of each string an array's tail keeps ([`super::Array::tail`]).
+pub const TAIL_TEXT_BYTES: usize = 4 << 10;
 /// Longest key read.
 pub const MAX_KEY_BYTES: u64 = 1 << 16;
 /// Deepest nesting of arrays read.
@@ -689,7 +691,10 @@ impl HeaderDecoder {
                             Some(Value::String(String::from_utf8_lossy(s).into_owned()))
                         } else {
                             if frame.read + done >= tail_from {
-                                tail.push(Value::String(String::from_utf8_lossy(s).into_owned()));
+                                // Tail texts are kept to their first bytes: a vocabulary's are short,
+                                // and a hostile file's 64 MiB strings are not held twice over.
+                                let kept = &s[..s.len().min(TAIL_TEXT_BYTES)];
+                                tail.push(Value::String(String::from_utf8_lossy(kept).into_owned()));
                             }
                             None
                         }

@@ -173,8 +173,8 @@ pub struct Array {
     /// The first `min(len, ARRAY_ITEMS_KEPT)` items.
     pub items: Vec<Value>,
     /// For an array of strings, its last items past those: the last
-    /// `min(len − items.len(), ARRAY_ITEMS_KEPT)` (a vocabulary's end, read on the way past it);
-    /// empty for other arrays.
+    /// `min(len − items.len(), ARRAY_ITEMS_KEPT)` (a vocabulary's end, read on the way past it),
+    /// each to its first `TAIL_TEXT_BYTES`; empty for other arrays.
     pub tail: Vec<Value>,
     /// The items' bytes (after the type and count), for reading the full list on demand.
     pub span: ByteRange,
