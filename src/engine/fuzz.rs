@@ -60,7 +60,26 @@ pub fn decode_values(data: &[u8]) {
     (codec.decode)(&bytes[..whole], &mut values);
     let mut h = Histogram::default();
     h.add(&values);
-    let _ = h.bins(1 + usize::from(which % 64));
+    let bins = 1 + usize::from(which % 64);
+    let _ = h.bins(bins);
+    // The sink a histogram order fills (codes counted by group or by value where the type has
+    // them, else values binned with their statistics in one pass) bins and counts exactly as
+    // the decoded values do.
+    {
+        use super::job::{HistogramSink, Sink};
+        let mut sink = HistogramSink::new(&codec, false);
+        if sink.wants_values() {
+            sink.values(0, &values);
+        } else {
+            sink.raw(&bytes[..whole]);
+        }
+        sink.piece_done();
+        sink.finish();
+        let (a, b) = (&sink.values.stats, &h.stats);
+        let counts = |s: &super::stats::Stats| (s.count, s.finite, s.nan, s.pos_inf, s.neg_inf, s.zero, s.min, s.max);
+        assert_eq!(counts(a), counts(b), "type {which}: the sink's counts and extremes");
+        assert_eq!(sink.values.bins(bins), h.bins(bins), "type {which}: the sink's bins");
+    }
     if let Some(scales) = codec.scales {
         let mut out = Vec::new();
         scales(&bytes[..whole], &mut out);
