@@ -6,7 +6,7 @@
 //! vocabulary, so those are compared, at both ends.
 
 use crate::gguf::Value;
-use crate::model::{Checkpoint, MetaValue};
+use crate::model::Checkpoint;
 use crate::tokens::{tokenizer, SPECIAL_ROLES};
 
 /// Vocabulary sizes a draft and its target may differ by (llama.cpp's
@@ -34,49 +34,40 @@ pub fn fit(target: &Checkpoint, draft: &Checkpoint) -> Result<(), String> {
         let key = format!("tokenizer.ggml.{flag}");
         let (a, b) = (bool_of(target, &key), bool_of(draft, &key));
         if a != b {
-            return Err(format!("{key} {} vs {}", shown(a.map(bool_text)), shown(b.map(bool_text))));
+            let text = |v: Option<bool>| v.map_or("none".to_owned(), |b| b.to_string());
+            return Err(format!("{key} {} vs {}", text(a), text(b)));
         }
     }
     for role in SPECIAL_ROLES {
         let key = format!("tokenizer.ggml.{role}_token_id");
-        if let (Some(a), Some(b)) = (u64_of(target, &key), u64_of(draft, &key)) {
+        let id = |cp: &Checkpoint| cp.gguf(&key).and_then(Value::as_u64);
+        if let (Some(a), Some(b)) = (id(target), id(draft)) {
             if a != b {
                 return Err(format!("{role} token {a} vs {b}"));
             }
         }
     }
     // Texts at the start (both lists' first items) and at the end (the ids both tails hold).
-    let text = |v: &Value| v.as_str().map(str::to_owned);
-    let head = |items: &[Value]| items.iter().map(text).collect::<Vec<_>>();
-    for (id, (a, b)) in head(&t.tokens.items).into_iter().zip(head(&d.tokens.items)).enumerate() {
-        if id as u64 >= FIRST_COMPARED && a != b {
-            return Err(token_difference(id as u64, a, b));
+    let differ = |id: u64, a: &Value, b: &Value| {
+        let quoted = |v: &Value| v.as_str().map_or("none".to_owned(), |s| format!("{s:?}"));
+        (a.as_str() != b.as_str()).then(|| format!("token {id} is {} vs {}", quoted(a), quoted(b)))
+    };
+    let heads = t.tokens.items.iter().zip(&d.tokens.items);
+    for (id, (a, b)) in (0u64..).zip(heads).skip(FIRST_COMPARED as usize) {
+        if let Some(why) = differ(id, a, b) {
+            return Err(why);
         }
     }
-    let (dt, dd) = (tail(&t.tokens.tail, nt), tail(&d.tokens.tail, nd));
-    for (id, a) in &dt {
-        if let Some((_, b)) = dd.iter().find(|(j, _)| j == id) {
-            if a != b {
-                return Err(token_difference(*id, a.clone(), b.clone()));
-            }
+    // A tail's first item is its list's item `len − tail.len()`.
+    let first = |len: u64, tail: &[Value]| len.saturating_sub(tail.len() as u64);
+    let (t_first, d_first) = (first(nt, &t.tokens.tail), first(nd, &d.tokens.tail));
+    for (id, a) in (t_first..).zip(&t.tokens.tail) {
+        let b = id.checked_sub(d_first).and_then(|j| d.tokens.tail.get(usize::try_from(j).ok()?));
+        if let Some(why) = b.and_then(|b| differ(id, a, b)) {
+            return Err(why);
         }
     }
     Ok(())
-}
-
-/// The texts of a vocabulary's tail `items` of a list of `len`, each with its id.
-fn tail(items: &[Value], len: u64) -> Vec<(u64, Option<String>)> {
-    let first = len.saturating_sub(items.len() as u64);
-    items.iter().enumerate().map(|(i, v)| (first + i as u64, v.as_str().map(str::to_owned))).collect()
-}
-
-/// Token `id`'s two texts, as a difference.
-fn token_difference(id: u64, a: Option<String>, b: Option<String>) -> String {
-    format!(
-        "token {id} is {} vs {}",
-        shown(a.as_deref().map(|s| format!("{s:?}")).as_deref()),
-        shown(b.as_deref().map(|s| format!("{s:?}")).as_deref())
-    )
 }
 
 /// A value, or "none".
@@ -84,27 +75,10 @@ fn shown(v: Option<&str>) -> &str {
     v.unwrap_or("none")
 }
 
-fn bool_text(b: bool) -> &'static str {
-    if b {
-        "true"
-    } else {
-        "false"
-    }
-}
-
 /// A GGUF bool or integer metadata value.
 fn bool_of(cp: &Checkpoint, key: &str) -> Option<bool> {
-    match cp.meta(key)? {
-        MetaValue::Gguf(Value::Bool(b)) => Some(*b),
-        MetaValue::Gguf(v) => v.as_u64().map(|n| n != 0),
-        MetaValue::Text(_) => None,
-    }
-}
-
-/// A GGUF integer metadata value.
-fn u64_of(cp: &Checkpoint, key: &str) -> Option<u64> {
-    match cp.meta(key)? {
-        MetaValue::Gguf(v) => v.as_u64(),
-        MetaValue::Text(_) => None,
+    match cp.gguf(key)? {
+        Value::Bool(b) => Some(*b),
+        v => v.as_u64().map(|n| n != 0),
     }
 }

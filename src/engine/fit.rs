@@ -1,23 +1,13 @@
 //! Whether an importance matrix or a control vector fits a GGUF model, from the two headers:
-//! what llama.cpp's `llama-quantize --imatrix` and `--control-vector` need of the pair.
+//! what `llama-quantize --imatrix` and llama.cpp's `--control-vector` need of the pair.
 
-use crate::model::{Checkpoint, MetaValue};
-
-/// A GGUF metadata string.
-fn text<'a>(cp: &'a Checkpoint, key: &str) -> Option<&'a str> {
-    match cp.meta(key)? {
-        MetaValue::Gguf(v) => v.as_str(),
-        MetaValue::Text(_) => None,
-    }
-}
+use crate::gguf::Value;
+use crate::model::Checkpoint;
 
 /// The model's architecture and embedding width.
 fn model_facts(m: &Checkpoint) -> (Option<&str>, Option<u64>) {
-    let arch = text(m, "general.architecture");
-    let width = arch.and_then(|a| match m.meta(&format!("{a}.embedding_length"))? {
-        MetaValue::Gguf(v) => v.as_u64(),
-        MetaValue::Text(_) => None,
-    });
+    let arch = m.gguf("general.architecture").and_then(Value::as_str);
+    let width = arch.and_then(|a| m.gguf(&format!("{a}.embedding_length"))?.as_u64());
     (arch, width)
 }
 
@@ -25,7 +15,7 @@ fn model_facts(m: &Checkpoint) -> (Option<&str>, Option<u64>) {
 /// each `X.in_sum2` it holds has a tensor `X` in the model as wide (ggml's `ne[0]`, the inputs
 /// the statistics are per) and, for experts, with as many experts; else the first difference.
 pub fn imatrix(m: &Checkpoint, imatrix: &Checkpoint) -> Result<(), String> {
-    if let (Some(a), Some(b)) = (text(imatrix, "general.architecture"), model_facts(m).0) {
+    if let (Some(a), Some(b)) = (imatrix.gguf("general.architecture").and_then(Value::as_str), model_facts(m).0) {
         if a != b {
             return Err(format!("the importance matrix is for {a} models, the model is {b}"));
         }

@@ -246,6 +246,14 @@ impl Checkpoint {
         self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// The GGUF value stored under `key` (`None` for another format's text metadata).
+    pub fn gguf(&self, key: &str) -> Option<&Value> {
+        match self.meta(key)? {
+            MetaValue::Gguf(v) => Some(v),
+            MetaValue::Text(_) => None,
+        }
+    }
+
     /// The config file called `name` (`config.json`, ...), when one was given.
     pub fn config(&self, name: &str) -> Option<&serde_json::Value> {
         self.configs.iter().find(|c| c.base_name() == name).map(|c| &c.json)

@@ -55,15 +55,6 @@ impl Stats {
         Stats::of_finite(values, true, &mut |_| {}).unwrap_or_else(|| Stats::of_mixed(values))
     }
 
-    /// [`Stats::of`] for values whose zeros (of either sign) the caller has counted, `zeros`: the
-    /// vector loop then leaves them out, its costliest part.
-    pub fn of_counted_zeros(values: &[f32], zeros: u64) -> Stats {
-        match Stats::of_finite(values, false, &mut |_| {}) {
-            Some(s) => Stats { zero: zeros, ..s },
-            None => Stats::of_mixed(values),
-        }
-    }
-
     /// [`Stats::of`], handing every value to `each` once in the same pass (whole runs of the
     /// vector loop, then the rest), while they are in the core's cache. Zeros are not counted
     /// when the second result is set (where counting them in the loop costs more than a pass of
