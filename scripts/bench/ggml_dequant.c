@@ -4,7 +4,7 @@
 // are weight-like: normal values (a spread that varies by row) quantized by ggml's own
 // quantize_row_*_ref, so scales and codes are distributed as in a real checkpoint.
 //
-// usage: ggml_dequant OUT_DIR
+// usage: ggml_dequant OUT_DIR [TYPE...] (every type when none is named)
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,15 +58,56 @@ static void q_f32(const float *x, void *y, int64_t k) { memcpy(y, x, (size_t)k *
 
 struct type { const char *name; int id, block_elems, block_bytes; dequant_fn f; quant_fn q; };
 
+// The i-quants whose quantization needs ggml's grids set up, and (2-bit and 1-bit) an
+// importance matrix: equal weights, as llama-quantize's default without one.
+static const float *equal_weights(int64_t k) {
+    static float w[4096];
+    for (int64_t i = 0; i < k && i < 4096; i++) w[i] = 1.0f;
+    return w;
+}
+static void q_iq2_xxs(const float *x, void *y, int64_t k) { iq2xs_init_impl(GGML_TYPE_IQ2_XXS); quantize_iq2_xxs(x, y, 1, k, equal_weights(k)); }
+static void q_iq2_xs(const float *x, void *y, int64_t k) { iq2xs_init_impl(GGML_TYPE_IQ2_XS); quantize_iq2_xs(x, y, 1, k, equal_weights(k)); }
+static void q_iq2_s(const float *x, void *y, int64_t k) { iq2xs_init_impl(GGML_TYPE_IQ2_S); quantize_iq2_s(x, y, 1, k, equal_weights(k)); }
+static void q_iq3_xxs(const float *x, void *y, int64_t k) { iq3xs_init_impl(256); quantize_iq3_xxs(x, y, 1, k, equal_weights(k)); }
+static void q_iq3_s(const float *x, void *y, int64_t k) { iq3xs_init_impl(512); quantize_iq3_s(x, y, 1, k, equal_weights(k)); }
+static void q_iq1_s(const float *x, void *y, int64_t k) { iq2xs_init_impl(GGML_TYPE_IQ1_S); quantize_iq1_s(x, y, 1, k, equal_weights(k)); }
+static void q_iq1_m(const float *x, void *y, int64_t k) { iq2xs_init_impl(GGML_TYPE_IQ1_M); quantize_iq1_m(x, y, 1, k, equal_weights(k)); }
+
+#define BLOCK(NAME, ID, ELEMS, T, LOWER) \
+    {NAME, ID, ELEMS, sizeof(block_##T), (dequant_fn)dequantize_row_##LOWER, (quant_fn)quantize_row_##LOWER##_ref}
+#define IQ(NAME, ID, T) {NAME, ID, QK_K, sizeof(block_##T), (dequant_fn)dequantize_row_##T, q_##T}
+
+// The headline types first; then every other block type ggml dequantizes.
 static const struct type TYPES[] = {
-    {"Q4_K", 12, 256, sizeof(block_q4_K), (dequant_fn)dequantize_row_q4_K, (quant_fn)quantize_row_q4_K_ref},
-    {"Q8_0", 8, 32, sizeof(block_q8_0), (dequant_fn)dequantize_row_q8_0, (quant_fn)quantize_row_q8_0_ref},
-    {"Q6_K", 14, 256, sizeof(block_q6_K), (dequant_fn)dequantize_row_q6_K, (quant_fn)quantize_row_q6_K_ref},
-    {"IQ4_XS", 23, 256, sizeof(block_iq4_xs), (dequant_fn)dequantize_row_iq4_xs, (quant_fn)quantize_row_iq4_xs_ref},
-    {"MXFP4", 39, 32, sizeof(block_mxfp4), (dequant_fn)dequantize_row_mxfp4, (quant_fn)quantize_row_mxfp4_ref},
+    BLOCK("Q4_K", 12, QK_K, q4_K, q4_K),
+    BLOCK("Q8_0", 8, QK8_0, q8_0, q8_0),
+    BLOCK("Q6_K", 14, QK_K, q6_K, q6_K),
+    BLOCK("IQ4_XS", 23, QK_K, iq4_xs, iq4_xs),
+    BLOCK("MXFP4", 39, QK_MXFP4, mxfp4, mxfp4),
     {"F16", 1, 1, 2, deq_f16, q_f16},
     {"BF16", 30, 1, 2, deq_bf16, q_bf16},
     {"F32", 0, 1, 4, deq_f32, q_f32},
+    BLOCK("Q4_0", 2, QK4_0, q4_0, q4_0),
+    BLOCK("Q4_1", 3, QK4_1, q4_1, q4_1),
+    BLOCK("Q5_0", 6, QK5_0, q5_0, q5_0),
+    BLOCK("Q5_1", 7, QK5_1, q5_1, q5_1),
+    BLOCK("Q2_K", 10, QK_K, q2_K, q2_K),
+    BLOCK("Q3_K", 11, QK_K, q3_K, q3_K),
+    BLOCK("Q5_K", 13, QK_K, q5_K, q5_K),
+    BLOCK("Q8_K", 15, QK_K, q8_K, q8_K),
+    BLOCK("IQ4_NL", 20, QK4_NL, iq4_nl, iq4_nl),
+    BLOCK("NVFP4", 40, QK_NVFP4, nvfp4, nvfp4),
+    BLOCK("Q1_0", 41, QK1_0, q1_0, q1_0),
+    BLOCK("Q2_0", 42, QK2_0, q2_0, q2_0),
+    BLOCK("TQ1_0", 34, QK_K, tq1_0, tq1_0),
+    BLOCK("TQ2_0", 35, QK_K, tq2_0, tq2_0),
+    IQ("IQ2_XXS", 16, iq2_xxs),
+    IQ("IQ2_XS", 17, iq2_xs),
+    IQ("IQ2_S", 22, iq2_s),
+    IQ("IQ3_XXS", 18, iq3_xxs),
+    IQ("IQ3_S", 21, iq3_s),
+    IQ("IQ1_S", 19, iq1_s),
+    IQ("IQ1_M", 29, iq1_m),
 };
 
 /// A standard normal sample (Box-Muller over xorshift).
@@ -85,14 +126,34 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static void put_u32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
-static void put_u64(FILE *f, uint64_t v) { fwrite(&v, 8, 1, f); }
+// A one-tensor GGUF header ("w", rows x row of type `id`), padded to 32 bytes: its length.
+static size_t gguf_header(uint8_t *h, int id, int64_t row, size_t rows) {
+    size_t n = 0;
+#define PUT(v) do { __typeof__(v) v_ = (v); memcpy(h + n, &v_, sizeof v_); n += sizeof v_; } while (0)
+    memcpy(h, "GGUF", 4); n = 4;
+    PUT((uint32_t)3); PUT((uint64_t)1); PUT((uint64_t)0);
+    PUT((uint64_t)1); h[n++] = 'w';
+    PUT((uint32_t)2); PUT((uint64_t)row); PUT((uint64_t)rows);
+    PUT((uint32_t)id); PUT((uint64_t)0);
+#undef PUT
+    while (n % 32) h[n++] = 0;
+    return n;
+}
+
+// Whether `name` is among the types asked for (all when none is named).
+static int wanted(const char *name, int argc, char **argv) {
+    if (argc < 3) return 1;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], name)) return 1;
+    return 0;
+}
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: %s OUT_DIR [TYPE...]\n", argv[0]); return 2; }
     const size_t want = 64u << 20;
     for (size_t t = 0; t < sizeof TYPES / sizeof TYPES[0]; t++) {
         const struct type *ty = &TYPES[t];
+        if (!wanted(ty->name, argc, argv)) continue;
         const int64_t row = 4096;
         size_t blocks_per_row = row / ty->block_elems;
         size_t rows = want / (blocks_per_row * ty->block_bytes);
@@ -100,17 +161,33 @@ int main(int argc, char **argv) {
         int64_t elems = (int64_t)rows * row;
         uint8_t *data = malloc(nbytes);
         float *out = malloc((size_t)elems * 4);
-        // 256 distinct weight-like rows, quantized once and repeated.
-        uint64_t s = 0x9e3779b97f4a7c15ull;
-        size_t distinct = rows < 256 ? rows : 256, row_bytes = blocks_per_row * ty->block_bytes;
-        float *x = malloc((size_t)row * 4);
-        for (size_t r = 0; r < distinct; r++) {
-            double spread = 0.01 + 0.04 * (double)(r % 16) / 16.0;
-            for (int64_t i = 0; i < row; i++) x[i] = (float)(spread * normal(&s));
-            ty->q(x, data + r * row_bytes, row);
+        uint8_t header[128];
+        size_t hlen = gguf_header(header, ty->id, row, rows);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.gguf", argv[1], ty->name);
+        // The file of an earlier run is read back (i-quants take seconds to quantize).
+        FILE *f = fopen(path, "rb");
+        uint8_t old[128];
+        int reuse = f && fread(old, 1, hlen, f) == hlen && !memcmp(old, header, hlen) && fread(data, 1, nbytes, f) == nbytes;
+        if (f) fclose(f);
+        if (!reuse) {
+            // 256 distinct weight-like rows, quantized once and repeated.
+            uint64_t s = 0x9e3779b97f4a7c15ull;
+            size_t distinct = rows < 256 ? rows : 256, row_bytes = blocks_per_row * ty->block_bytes;
+            float *x = malloc((size_t)row * 4);
+            for (size_t r = 0; r < distinct; r++) {
+                double spread = 0.01 + 0.04 * (double)(r % 16) / 16.0;
+                for (int64_t i = 0; i < row; i++) x[i] = (float)(spread * normal(&s));
+                ty->q(x, data + r * row_bytes, row);
+            }
+            for (size_t r = distinct; r < rows; r++)
+                memcpy(data + r * row_bytes, data + (r % distinct) * row_bytes, row_bytes);
+            free(x);
+            f = fopen(path, "wb");
+            fwrite(header, 1, hlen, f);
+            fwrite(data, 1, nbytes, f);
+            fclose(f);
         }
-        for (size_t r = distinct; r < rows; r++) memcpy(data + r * row_bytes, data + (r % distinct) * row_bytes, row_bytes);
-        free(x);
         double best = 1e9;
         for (int rep = 0; rep < 3; rep++) {
             double t0 = now();
@@ -121,18 +198,7 @@ int main(int argc, char **argv) {
         volatile float sink = out[elems / 2];
         (void)sink;
         printf("%s %.0f\n", ty->name, nbytes / best / 1e6);
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s.gguf", argv[1], ty->name);
-        FILE *f = fopen(path, "wb");
-        fwrite("GGUF", 1, 4, f);
-        put_u32(f, 3); put_u64(f, 1); put_u64(f, 0);
-        put_u64(f, 1); fwrite("w", 1, 1, f);
-        put_u32(f, 2); put_u64(f, (uint64_t)row); put_u64(f, rows);
-        put_u32(f, (uint32_t)ty->id); put_u64(f, 0);
-        long at = ftell(f);
-        for (long pad = (32 - at % 32) % 32; pad > 0; pad--) fputc(0, f);
-        fwrite(data, 1, nbytes, f);
-        fclose(f);
+        fflush(stdout);
         free(data); free(out);
     }
     return 0;

@@ -536,9 +536,9 @@ pub const Q8_K: BlockCodec = BlockCodec {
 
 /// Ternary digit `n` (0..5) of a base-3 packed byte, as ggml extracts it: `((q·3ⁿ mod 256)·3) >> 8`.
 #[inline(always)]
-pub(super) fn trit(q: u8, n: usize) -> i32 {
+pub(super) const fn trit(q: u8, n: usize) -> i32 {
     const POW3: [u8; 6] = [1, 3, 9, 27, 81, 243];
-    ((u16::from(q.wrapping_mul(POW3[n])) * 3) >> 8) as i32
+    ((q.wrapping_mul(POW3[n]) as u16 * 3) >> 8) as i32
 }
 
 /// `qs: [u8; 48], qh: [u8; 4], d: f16`: ternary `(t − 1) * d`, five trits per `qs` byte and
@@ -551,7 +551,7 @@ pub const TQ1_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::tq1_0,
     scales: Some(scales_f16_at::<54, 52>),
-    groups: None,
+    groups: Some(groups::tq1_0),
     nonfinite: None,
 };
 

@@ -7,12 +7,14 @@
 //! (adding −0 changes no value, not even the sign of a zero). So a value found by code equals the
 //! decoded value bit for bit; `tests::groups_agree_with_the_decoders` holds every format to it.
 //!
-//! Formats with few codes over many elements have groups: Q1_0, Q2_0 and TQ2_0 (two to four
-//! codes over 64 to 256 elements), and the 4-bit ones with a scale per 32 elements (Q4_0, Q4_1,
-//! Q4_K, IQ4_NL, IQ4_XS, MXFP4), whose codes are counted in vectors ([`super::nibbles`]): counted
-//! one by one, sixteen codes over 32 elements cost as much as binning the values.
+//! Formats with few codes over many elements have groups: Q1_0, Q2_0, TQ1_0 and TQ2_0 (two to
+//! four codes over 64 to 256 elements, counted with population counts or, for TQ1_0's trits, a
+//! table per byte), and the 4-bit ones with a scale per 32 elements (Q4_0, Q4_1, Q4_K, IQ4_NL,
+//! IQ4_XS, MXFP4), whose codes are counted in vectors ([`super::nibbles`]). Codes are never
+//! counted one by one: a run of equal codes then waits on one counter (TQ2_0 ran at a third of
+//! ggml's speed so), and sixteen codes over 32 elements cost as much as binning the values.
 
-use super::nibbles::{self, Counter, Counts};
+use super::nibbles::{self, Counter};
 use super::{f16_le, ggml, iquants};
 
 /// The offset of formats whose decoder adds none: `x + (−0.0) == x` for every `x`.
@@ -31,9 +33,13 @@ pub struct Group {
 pub type GroupsFn = fn(src: &[u8], out: &mut Vec<Group>);
 
 /// `i − 1` for codes 0..4: the ternary and Q2_0 codes.
-static MINUS_1: [f32; 16] = [-1., 0., 1., 2., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0.];
+///
+/// In this table and [`SIGN`], the entries past the codes that occur (their counts always zero)
+/// hold distinct values: every entry's count is added to its value's bucket, and twelve adds
+/// to one bucket back to back wait on each other (such groups took 3x as long).
+static MINUS_1: [f32; 16] = widen(&[-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
 /// Q1_0's sign bit: code 0 is `−1`, code 1 is `+1`.
-static SIGN: [f32; 16] = [-1., 1., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0.];
+static SIGN: [f32; 16] = widen(&[-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 /// The codes as they are: Q4_K and Q4_1.
 static IDENTITY: [f32; 16] = widen(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 /// `q − 8`: Q4_0.
@@ -54,28 +60,167 @@ const fn widen(t: &[i8; 16]) -> [f32; 16] {
     out
 }
 
-/// One group: the codes `codes` yields, counted.
+/// Counts of the 2-bit codes packed four to a byte in `words` (little-endian), from population
+/// counts of each code's bit pattern: `[0, 1, 2, 3]`.
 #[inline(always)]
-fn group(out: &mut Vec<Group>, a: f32, b: f32, table: &'static [f32; 16], codes: impl Iterator<Item = u8>) {
-    let mut counts = [0u16; 16];
-    for c in codes {
-        counts[usize::from(c & 15)] += 1;
+fn count2(words: &[[u8; 8]]) -> [u16; 4] {
+    const LOW: u64 = 0x5555_5555_5555_5555;
+    let (mut n1, mut n2, mut n3) = (0, 0, 0);
+    for w in words {
+        let w = u64::from_le_bytes(*w);
+        let (lo, hi) = (w & LOW, (w >> 1) & LOW);
+        n1 += (lo & !hi).count_ones();
+        n2 += (hi & !lo).count_ones();
+        n3 += (lo & hi).count_ones();
     }
-    out.push(Group { a, b, table, counts });
+    let all = 32 * words.len() as u32;
+    [all - n1 - n2 - n3, n1, n2, n3].map(|n| n as u16)
 }
 
-pub(super) fn tq2_0(src: &[u8], out: &mut Vec<Group>) {
+/// Four counts as the first of a group's sixteen.
+#[inline(always)]
+fn counts4(c: [u16; 4]) -> [u16; 16] {
+    let mut out = [0; 16];
+    out[..4].copy_from_slice(&c);
+    out
+}
+
+/// A group function over codes counted with population counts (1- to 2-bit codes, and TQ1_0's
+/// trits by table), compiled with `popcnt` where the CPU has it.
+macro_rules! popcount_groups {
+    ($(#[$doc:meta])* $name:ident = $with:ident) => {
+        $(#[$doc])*
+        pub(super) fn $name(src: &[u8], out: &mut Vec<Group>) {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("popcnt") {
+                #[target_feature(enable = "popcnt")]
+                unsafe fn popcnt(src: &[u8], out: &mut Vec<Group>) {
+                    $with(src, out)
+                }
+                // SAFETY: detected just now.
+                return unsafe { popcnt(src, out) };
+            }
+            $with(src, out)
+        }
+    };
+}
+
+popcount_groups!(
+    /// TQ2_0: `(q − 1) · d`, 256 codes of 2 bits.
+    tq2_0 = tq2_0_with
+);
+#[inline(always)]
+fn tq2_0_with(src: &[u8], out: &mut Vec<Group>) {
     for b in src.as_chunks::<66>().0 {
-        let d = f16_le(&b[64..]);
-        let codes = b[..64].iter().flat_map(|&q| [q & 3, (q >> 2) & 3, (q >> 4) & 3, q >> 6]);
-        group(out, d, NO_OFFSET, &MINUS_1, codes);
+        let counts = counts4(count2(b[..64].as_chunks::<8>().0));
+        out.push(Group { a: f16_le(&b[64..]), b: NO_OFFSET, table: &MINUS_1, counts });
     }
 }
 
-pub(super) fn q1_0(src: &[u8], out: &mut Vec<Group>) {
+popcount_groups!(
+    /// Q2_0: `(q − 1) · d`, 64 codes of 2 bits.
+    q2_0 = q2_0_with
+);
+#[inline(always)]
+fn q2_0_with(src: &[u8], out: &mut Vec<Group>) {
     for b in src.as_chunks::<18>().0 {
+        let counts = counts4(count2(b[2..].as_chunks::<8>().0));
+        out.push(Group { a: f16_le(b), b: NO_OFFSET, table: &MINUS_1, counts });
+    }
+}
+
+popcount_groups!(
+    /// Q1_0: `±d`, 128 sign bits.
+    q1_0 = q1_0_with
+);
+#[inline(always)]
+fn q1_0_with(src: &[u8], out: &mut Vec<Group>) {
+    for b in src.as_chunks::<18>().0 {
+        let ones: u32 = b[2..].as_chunks::<8>().0.iter().map(|w| u64::from_le_bytes(*w).count_ones()).sum();
+        let counts = counts4([128 - ones as u16, ones as u16, 0, 0]);
+        out.push(Group { a: f16_le(b), b: NO_OFFSET, table: &SIGN, counts });
+    }
+}
+
+/// Per byte of TQ1_0's `qs` (`N` = 5 trits) or `qh` (4): how many of its trits are 0, 1 and 2,
+/// in 16-bit fields of a `u64` (a block's 256 trits then sum without carries).
+const fn trit_counts<const N: usize>() -> [u64; 256] {
+    let mut t = [0u64; 256];
+    let mut q = 0;
+    while q < 256 {
+        let mut n = 0;
+        while n < N {
+            t[q] += 1 << (16 * ggml::trit(q as u8, n));
+            n += 1;
+        }
+        q += 1;
+    }
+    t
+}
+static TRITS_OF_QS: [u64; 256] = trit_counts::<5>();
+static TRITS_OF_QH: [u64; 256] = trit_counts::<4>();
+
+popcount_groups!(
+    /// TQ1_0: `(t − 1) · d`, 256 trits packed five (`qs`) or four (`qh`) to a byte.
+    tq1_0 = tq1_0_with
+);
+#[inline(always)]
+fn tq1_0_with(src: &[u8], out: &mut Vec<Group>) {
+    for b in src.as_chunks::<54>().0 {
+        let qs: u64 = b[..48].iter().map(|&q| TRITS_OF_QS[usize::from(q)]).sum();
+        let qh: u64 = b[48..52].iter().map(|&q| TRITS_OF_QH[usize::from(q)]).sum();
+        let all = qs + qh;
+        let counts = counts4([all as u16, (all >> 16) as u16, (all >> 32) as u16, 0]);
+        out.push(Group { a: f16_le(&b[52..]), b: NO_OFFSET, table: &MINUS_1, counts });
+    }
+}
+
+/// IQ1_S's levels: a grid value (−1, 0 or 1, as code 0, 1, 2) plus the sub-block's delta, as its
+/// decoder adds them; distinct values past them.
+const fn iq1_levels(delta: f32) -> [f32; 16] {
+    let mut t = [0f32; 16];
+    let mut i = 0;
+    while i < 16 {
+        t[i] = (i as f32 - 1.0) + delta;
+        i += 1;
+    }
+    t
+}
+static IQ1_PLUS: [f32; 16] = iq1_levels(iquants::IQ1_DELTA);
+static IQ1_MINUS: [f32; 16] = iq1_levels(-iquants::IQ1_DELTA);
+
+/// Per IQ1_S grid row: how many of its eight values are −1, 0 and 1, in bytes 0, 1 and 2.
+static IQ1S_ROW_COUNTS: [u32; 2048] = {
+    let mut t = [0u32; 2048];
+    let mut i = 0;
+    while i < 2048 {
+        let row = super::iq_tables::IQ1S_GRID[i].to_le_bytes();
+        let mut j = 0;
+        while j < 8 {
+            let g = row[j] as i8;
+            assert!(g >= -1 && g <= 1, "IQ1_S grid values are -1, 0 or 1");
+            t[i] += 1 << (8 * (g + 1));
+            j += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// IQ1_S: per 32 values `dl · (grid ± δ)`, the grid rows' values counted by table.
+pub(super) fn iq1_s(src: &[u8], out: &mut Vec<Group>) {
+    for b in src.as_chunks::<{ iquants::IQ1_S_BYTES }>().0 {
         let d = f16_le(b);
-        group(out, d, NO_OFFSET, &SIGN, b[2..].iter().flat_map(|&q| (0..8).map(move |j| (q >> j) & 1)));
+        let (qs, qh) = (&b[2..34], &b[34..50]);
+        for ib in 0..8 {
+            let h = u16::from_le_bytes([qh[2 * ib], qh[2 * ib + 1]]);
+            let a = d * f32::from(2 * (h >> 12 & 7) + 1);
+            let table = if h & 0x8000 != 0 { &IQ1_MINUS } else { &IQ1_PLUS };
+            let rows: u32 =
+                (0..4).map(|l| IQ1S_ROW_COUNTS[usize::from(qs[4 * ib + l]) | usize::from(h >> (3 * l) & 7) << 8]).sum();
+            let counts = counts4([rows as u8, (rows >> 8) as u8, (rows >> 16) as u8, 0].map(u16::from));
+            out.push(Group { a, b: NO_OFFSET, table, counts });
+        }
     }
 }
 
@@ -145,23 +290,28 @@ fn iq4_xs_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
 }
 
 /// Blocks of `B` bytes whose 16 code bytes start at `AT`, counted two blocks at a time: each
-/// block's group from `group(block, counts)`.
+/// block's values are `a · table[code] + b`, `(a, b) = scale(block)`.
 #[inline(always)]
 fn pairs<C: Counter, const B: usize, const AT: usize>(
     src: &[u8],
     out: &mut Vec<Group>,
-    group: impl Fn(&[u8; B], Counts) -> Group,
+    table: &'static [f32; 16],
+    scale: impl Fn(&[u8; B]) -> (f32, f32),
 ) {
     let codes = |b: &[u8; B]| -> [u8; 16] { b[AT..AT + 16].try_into().expect("16 code bytes") };
     let (blocks, _) = src.as_chunks::<B>();
     let (twos, rest) = blocks.as_chunks::<2>();
     for [p, q] in twos {
+        // The counts go straight into the groups: built by a closure, they went through memory
+        // (Q4_1 took 1.6x as long).
         let [cp, cq] = C::pair(&codes(p), &codes(q));
-        out.push(group(p, cp));
-        out.push(group(q, cq));
+        let ((pa, pb), (qa, qb)) = (scale(p), scale(q));
+        out.push(Group { a: pa, b: pb, table, counts: cp });
+        out.push(Group { a: qa, b: qb, table, counts: cq });
     }
     for b in rest {
-        out.push(group(b, C::pair(&codes(b), &codes(b))[0]));
+        let (a, o) = scale(b);
+        out.push(Group { a, b: o, table, counts: C::pair(&codes(b), &codes(b))[0] });
     }
 }
 
@@ -171,7 +321,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn q4_0_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 18, 2>(src, out, |b, counts| Group { a: f16_le(b), b: NO_OFFSET, table: &MINUS_8, counts })
+    pairs::<C, 18, 2>(src, out, &MINUS_8, |b| (f16_le(b), NO_OFFSET))
 }
 
 nibble_groups!(
@@ -180,7 +330,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn q4_1_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 20, 4>(src, out, |b, counts| Group { a: f16_le(b), b: f16_le(&b[2..]), table: &IDENTITY, counts })
+    pairs::<C, 20, 4>(src, out, &IDENTITY, |b| (f16_le(b), f16_le(&b[2..])))
 }
 
 nibble_groups!(
@@ -189,7 +339,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn iq4_nl_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 18, 2>(src, out, |b, counts| Group { a: f16_le(b), b: NO_OFFSET, table: &IQ4, counts })
+    pairs::<C, 18, 2>(src, out, &IQ4, |b| (f16_le(b), NO_OFFSET))
 }
 
 nibble_groups!(
@@ -198,15 +348,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn mxfp4_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 17, 1>(src, out, |b, counts| Group { a: ggml::e8m0_half(b[0]), b: NO_OFFSET, table: &FP4, counts })
-}
-
-pub(super) fn q2_0(src: &[u8], out: &mut Vec<Group>) {
-    for b in src.as_chunks::<18>().0 {
-        let d = f16_le(b);
-        let codes = b[2..].iter().flat_map(|&q| [q & 3, (q >> 2) & 3, (q >> 4) & 3, q >> 6]);
-        group(out, d, NO_OFFSET, &MINUS_1, codes);
-    }
+    pairs::<C, 17, 1>(src, out, &FP4, |b| (ggml::e8m0_half(b[0]), NO_OFFSET))
 }
 
 #[cfg(test)]
@@ -235,7 +377,9 @@ pub(crate) mod tests {
     }
 
     /// Every codec that has groups.
-    pub(crate) const GROUPED: [crate::decode::BlockCodec; 9] = [
+    pub(crate) const GROUPED: [crate::decode::BlockCodec; 11] = [
+        iquants::IQ1_S,
+        ggml::TQ1_0,
         ggml::TQ2_0,
         ggml::Q1_0,
         ggml::Q2_0,
