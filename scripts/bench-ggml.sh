@@ -10,6 +10,8 @@
 #   wasm      the viewer's whole-tensor histogram in headless Chromium, on its worker pool (click
 #             to result; tests/e2e/bench-longtasks.mjs over dist/, built if missing)
 #   gguf-py   gguf.quants.dequantize + numpy.histogram (PyPI gguf, in a venv)
+# Every block type ggml dequantizes, or those named in TYPES (like TYPES="Q4_K Q8_0"). The first
+# run quantizes the 64 MiB tensors (the i-quants take a minute); later runs read them back.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${CARGO_TARGET_DIR:-$root/target}/bench-ggml"
@@ -51,7 +53,7 @@ for round in $(seq "$rounds"); do
   while read -r t mbs; do
     [ "$round" = 1 ] && order+=("$t")
     [ "${ggml_best[$t]:-0}" -lt "$mbs" ] && ggml_best[$t]=$mbs
-  done < <(./deq out)
+  done < <(./deq out ${TYPES:-})
   for t in "${order[@]}"; do
     f="out/$t.gguf"
     ms=$(TENSORSCOPE_THREADS=1 wall_ms "$cli" hist "$f" --tensor w --json)
@@ -64,12 +66,14 @@ for t in "${order[@]}"; do echo "$t ${ggml_best[$t]}"; done > ggml.txt
 
 [ -f "$root/dist/index.html" ] || (cd "$root" && bash scripts/build-web.sh > /dev/null)
 declare -A wasm
+files=()
+for t in "${order[@]}"; do files+=("$work/out/$t.gguf"); done
 while read -r line; do
   t=$(sed -E 's/.*"dtype":"([^"]+)".*/\1/' <<< "$line")
   wasm[$t]=$(sed -E 's/.*"mb_per_s":([0-9]+).*/\1/' <<< "$line")
-done < <(cd "$root" && node tests/e2e/bench-longtasks.mjs --files "$work"/out/*.gguf 2> /dev/null | grep mb_per_s || true)
+done < <(cd "$root" && node tests/e2e/bench-longtasks.mjs --files "${files[@]}" 2> /dev/null | grep mb_per_s || true)
 
-printf '%-8s %10s %10s %10s %10s %10s   %s\n' type "ggml" "ours 1t" "ours ${threads}t" "wasm" "gguf-py" "ours/ggml (1t, ${threads}t, wasm)"
+printf '%-8s %10s %10s %10s %10s %10s   %-26s %s\n' type "ggml" "ours 1t" "ours ${threads}t" "wasm" "gguf-py" "ours/ggml (1t, ${threads}t, wasm)" "${threads}t/1t"
 while read -r t ggml; do
   f="out/$t.gguf"
   size=$(stat -c %s "$f")
@@ -95,6 +99,7 @@ PY
 )
   fi
   w=${wasm[$t]:-0}
-  printf '%-8s %10s %10s %10s %10s %10s   %s\n' "$t" "$ggml" "$one" "$all" "$w" "$py" \
-    "$(awk -v a="$one" -v b="$all" -v w="$w" -v g="$ggml" 'BEGIN { printf "%.2f, %.2f, %.2f", a / g, b / g, w / g }')"
+  printf '%-8s %10s %10s %10s %10s %10s   %-26s %s\n' "$t" "$ggml" "$one" "$all" "$w" "$py" \
+    "$(awk -v a="$one" -v b="$all" -v w="$w" -v g="$ggml" 'BEGIN { printf "%.2f, %.2f, %.2f", a / g, b / g, w / g }')" \
+    "$(awk -v a="${one_ms[$t]}" -v b="${all_ms[$t]}" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }')"
 done < ggml.txt

@@ -9,7 +9,8 @@
 //!
 //! Formats with few codes over many elements have groups: Q1_0, Q2_0, TQ1_0 and TQ2_0 (two to
 //! four codes over 64 to 256 elements, counted with population counts or, for TQ1_0's trits, a
-//! table per byte), and the 4-bit ones with a scale per 32 elements (Q4_0, Q4_1, Q4_K, IQ4_NL,
+//! table per byte), IQ1_S (three grid values per 32 elements, counted per grid row by table;
+//! IQ1_M's scale covers 16, and groups of 16 measured 0.9x its values), and the 4-bit ones with a scale per 32 elements (Q4_0, Q4_1, Q4_K, IQ4_NL,
 //! IQ4_XS, MXFP4), whose codes are counted in vectors ([`super::nibbles`]). Codes are never
 //! counted one by one: a run of equal codes then waits on one counter (TQ2_0 ran at a third of
 //! ggml's speed so), and sixteen codes over 32 elements cost as much as binning the values.
