@@ -475,6 +475,32 @@ pub(crate) mod tests {
         assert!(CodeCounts::for_codec(&ggml::Q4_K).is_none());
     }
 
+    /// Every build counts groups with the same operations: the AVX-512 kernel, where this CPU
+    /// has it, gives the portable kernel's buckets and statistics to the bit.
+    #[test]
+    fn every_kernel_gives_the_same_bits() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for codec in crate::decode::groups::tests::GROUPED {
+            for (blocks, tame) in [(1, true), (333, true), (700, false)] {
+                let bytes = random_blocks(&codec, blocks, &mut seed, tame);
+                let mut groups = Vec::new();
+                (codec.groups.expect("grouped"))(&bytes, &mut groups);
+                let mut portable = Histogram::default();
+                add_groups_with(&mut portable, &groups);
+                portable.end_piece();
+                let mut dispatched = Histogram::default();
+                add_groups(&mut dispatched, &groups);
+                dispatched.end_piece();
+                let bits = |h: &Histogram| {
+                    let s = &h.stats;
+                    (s.count, s.nan, s.zero, s.finite, [s.min, s.max, s.mean, s.m2].map(f64::to_bits))
+                };
+                assert_eq!(bits(&portable), bits(&dispatched), "{} bytes a block, {blocks} blocks", codec.block_bytes);
+                assert_eq!(portable.bins(97), dispatched.bins(97));
+            }
+        }
+    }
+
     #[test]
     fn counts_each_code_of_any_length_and_alignment() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
