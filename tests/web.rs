@@ -240,6 +240,51 @@ fn nibble_counters_in_the_bundle_equal_the_plain_counts() {
     }
 }
 
+/// The bundle's `simd128` group kernel gives the portable kernel's buckets and statistics to the
+/// bit, for every grouped type, on tame and on random scales (infinite, NaN, huge: the groups
+/// taken value by value).
+#[wasm_bindgen_test]
+fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
+    use tensorscope::engine::codes::{add_groups, add_groups_portable};
+    use tensorscope::engine::decode::ggml::codec;
+    use tensorscope::engine::gguf::GgmlType;
+    use tensorscope::engine::histogram::Histogram;
+    let grouped: Vec<_> = GgmlType::all().filter_map(codec).filter(|c| c.groups.is_some()).collect();
+    assert!(grouped.len() >= 10, "{} grouped types", grouped.len());
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for c in grouped {
+        for (blocks, tame) in [(1, true), (300, true), (300, false)] {
+            let mut bytes: Vec<u8> = (0..c.block_bytes * blocks)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 40) as u8
+                })
+                .collect();
+            if tame {
+                for b in bytes.iter_mut().skip(1).step_by(2) {
+                    *b &= 0x3b;
+                }
+            }
+            let mut groups = Vec::new();
+            (c.groups.unwrap())(&bytes, &mut groups);
+            let (mut vector, mut portable) = (Histogram::default(), Histogram::default());
+            add_groups(&mut vector, &groups);
+            add_groups_portable(&mut portable, &groups);
+            vector.end_piece();
+            portable.end_piece();
+            let bits = |h: &Histogram| {
+                let s = &h.stats;
+                (s.count, s.nan, s.zero, s.finite, [s.min, s.max, s.mean, s.m2].map(f64::to_bits))
+            };
+            let what = format!("{} bytes a block, {blocks} blocks, tame {tame}", c.block_bytes);
+            assert_eq!(bits(&vector), bits(&portable), "{what}");
+            assert_eq!(vector.bins(97), portable.bins(97), "{what}");
+        }
+    }
+}
+
 /// The bundle's F16 decoder gives its plain twin's bits for every one of the 65,536 patterns
 /// (NaN payloads included), whole groups of eight and the tail alike.
 #[wasm_bindgen_test]

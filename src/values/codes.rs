@@ -190,6 +190,15 @@ pub fn add_groups(h: &mut Histogram, groups: &[Group]) {
             return unsafe { avx2(h, groups) };
         }
     }
+    #[cfg(target_arch = "wasm32")]
+    return simd128::add_groups(h, groups);
+    #[allow(unreachable_code)]
+    add_groups_with(h, groups);
+}
+
+/// [`add_groups`]' portable kernel, which every other kernel equals to the bit (for tests).
+#[doc(hidden)]
+pub fn add_groups_portable(h: &mut Histogram, groups: &[Group]) {
     add_groups_with(h, groups);
 }
 
@@ -324,6 +333,133 @@ mod avx512 {
     }
 }
 
+#[cfg(target_arch = "wasm32")]
+mod simd128 {
+    //! [`super::add_groups`] in explicit `simd128` vectors, the same operations lane for lane as
+    //! the portable kernel: built from plain arrays the lanes stay in memory and are updated two
+    //! at a time in a loop (the statistics then took half of a 4-bit type's histogram).
+    use core::arch::wasm32::*;
+
+    use super::{
+        count_packed, first_counted, lane_stats, odd_group, summable, Group, Histogram, Pipelined, Stats, CHUNK_GROUPS,
+    };
+
+    /// `lo < x ? lo : x` per lane: `vminps`' choice (see the portable kernel).
+    #[inline(always)]
+    fn min(lo: v128, x: v128) -> v128 {
+        v128_bitselect(lo, x, f32x4_lt(lo, x))
+    }
+
+    /// `hi > x ? hi : x` per lane.
+    #[inline(always)]
+    fn max(hi: v128, x: v128) -> v128 {
+        v128_bitselect(hi, x, f32x4_gt(hi, x))
+    }
+
+    #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
+    pub fn add_groups(h: &mut Histogram, groups: &[Group]) {
+        let fine = h.fine_mut();
+        let mut odd = Stats::default();
+        let mut shift: Option<f32> = None;
+        // Lanes 2k and 2k + 1 of the sums are vector k; lanes 4g..4g + 4 of the rest vector g.
+        let (mut sum, mut sq) = ([f64x2_splat(0.0); 8], [f64x2_splat(0.0); 8]);
+        let (mut lo, mut hi) = ([f32x4_splat(f32::INFINITY); 4], [f32x4_splat(f32::NEG_INFINITY); 4]);
+        let (mut n, mut zero) = ([u32x4_splat(0); 4], [u32x4_splat(0); 4]);
+        let (inf, neg_inf, nothing) = (f32x4_splat(f32::INFINITY), f32x4_splat(f32::NEG_INFINITY), f32x4_splat(0.0));
+        let mut chunks = Pipelined::default();
+        for chunk in groups.chunks(CHUNK_GROUPS) {
+            let (packed, last) = chunks.next(chunk.len());
+            for (i, (g, packed)) in chunk.iter().zip(packed).enumerate() {
+                if let Some(p) = last.get(i) {
+                    count_packed(fine, p);
+                }
+                let (a, b) = (f32x4_splat(g.a), f32x4_splat(g.b));
+                // SAFETY (the loads and stores): 16 floats, 16 u16s and 16 u32s, in bounds,
+                // unaligned.
+                let (counts_lo, counts_hi) =
+                    unsafe { (v128_load(g.counts.as_ptr().cast()), v128_load(g.counts.as_ptr().add(8).cast())) };
+                let c = [
+                    u32x4_extend_low_u16x8(counts_lo),
+                    u32x4_extend_high_u16x8(counts_lo),
+                    u32x4_extend_low_u16x8(counts_hi),
+                    u32x4_extend_high_u16x8(counts_hi),
+                ];
+                let v: [v128; 4] = core::array::from_fn(|q| {
+                    // SAFETY: as above.
+                    let t = unsafe { v128_load(g.table.as_ptr().add(4 * q).cast()) };
+                    f32x4_add(f32x4_mul(a, t), b)
+                });
+                for q in 0..4 {
+                    let word = v128_or(u32x4_shr(v[q], 16), u32x4_shl(c[q], 16));
+                    // SAFETY: as above.
+                    unsafe { v128_store(packed.as_mut_ptr().add(4 * q).cast(), word) };
+                }
+                let values = || -> [f32; 16] {
+                    let mut vs = [0f32; 16];
+                    for q in 0..4 {
+                        // SAFETY: as above.
+                        unsafe { v128_store(vs.as_mut_ptr().add(4 * q).cast(), v[q]) };
+                    }
+                    vs
+                };
+                if !summable(g) {
+                    odd.merge(&odd_group(&values(), &g.counts));
+                    continue;
+                }
+                let s = f64x2_splat(f64::from(
+                    *shift.get_or_insert_with(|| first_counted(&values(), &g.counts).unwrap_or(0.0)),
+                ));
+                macro_rules! quad {
+                    ($q:literal) => {
+                        let (v, c) = (v[$q], c[$q]);
+                        let held = u32x4_ne(c, u32x4_splat(0));
+                        lo[$q] = min(lo[$q], v128_bitselect(v, inf, held));
+                        hi[$q] = max(hi[$q], v128_bitselect(v, neg_inf, held));
+                        n[$q] = u32x4_add(n[$q], c);
+                        zero[$q] = u32x4_add(zero[$q], v128_and(c, f32x4_eq(v, nothing)));
+                        let halves = [(v, c), (i32x4_shuffle::<2, 3, 0, 1>(v, v), i32x4_shuffle::<2, 3, 0, 1>(c, c))];
+                        for (k, (v, c)) in halves.into_iter().enumerate() {
+                            let d = f64x2_sub(f64x2_promote_low_f32x4(v), s);
+                            let cd = f64x2_mul(f64x2_convert_low_u32x4(c), d);
+                            sum[2 * $q + k] = f64x2_add(sum[2 * $q + k], cd);
+                            sq[2 * $q + k] = f64x2_add(sq[2 * $q + k], f64x2_mul(cd, d));
+                        }
+                    };
+                }
+                // Written out per vector, not looped (see `stats`' wasm lanes).
+                quad!(0);
+                quad!(1);
+                quad!(2);
+                quad!(3);
+            }
+            for p in last.get(chunk.len()..).unwrap_or_default() {
+                count_packed(fine, p);
+            }
+        }
+        for p in chunks.rest() {
+            count_packed(fine, p);
+        }
+        let (mut sums, mut sqs) = ([0f64; 16], [0f64; 16]);
+        let (mut los, mut his, mut ns, mut zeros) = ([0f32; 16], [0f32; 16], [0u32; 16], [0u32; 16]);
+        // SAFETY: stores of whole vectors into arrays of their size.
+        unsafe {
+            for k in 0..8 {
+                v128_store(sums.as_mut_ptr().add(2 * k).cast(), sum[k]);
+                v128_store(sqs.as_mut_ptr().add(2 * k).cast(), sq[k]);
+            }
+            for q in 0..4 {
+                v128_store(los.as_mut_ptr().add(4 * q).cast(), lo[q]);
+                v128_store(his.as_mut_ptr().add(4 * q).cast(), hi[q]);
+                v128_store(ns.as_mut_ptr().add(4 * q).cast(), n[q]);
+                v128_store(zeros.as_mut_ptr().add(4 * q).cast(), zero[q]);
+            }
+        }
+        let mut stats = lane_stats(shift.unwrap_or(0.0), &sums, &sqs, &los, &his, &ns, &zeros);
+        stats.merge(&odd);
+        h.add_stats_to_piece(&stats);
+    }
+}
+
 /// Groups a chunk holds: a group's keys and counts are packed into words (`key | count << 16`)
 /// and counted into the buckets while the next chunk's values are computed. The two kinds of
 /// work then overlap, and each word is read long after its vector was stored (a word read
@@ -405,8 +541,10 @@ fn add_groups_with(h: &mut Histogram, groups: &[Group]) {
                 sum[i] += cf * d;
                 sq[i] += cf * d * d;
                 let (low, high) = if c > 0 { (v[i], v[i]) } else { (f32::INFINITY, f32::NEG_INFINITY) };
-                lo[i] = lo[i].min(low);
-                hi[i] = hi[i].max(high);
+                // As `vminps` and `vmaxps` choose (the second operand on a tie: −0 or +0), and
+                // a compare and select in wasm, where `f32::min` is a call to `fminf`.
+                lo[i] = if lo[i] < low { lo[i] } else { low };
+                hi[i] = if hi[i] > high { hi[i] } else { high };
                 n[i] += c;
                 zero[i] += if v[i] == 0.0 { c } else { 0 };
             }
