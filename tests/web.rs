@@ -285,6 +285,26 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
     }
 }
 
+/// Of `−0` and `+0`, the bundle keeps the extreme seen first, as the CLI does (in wasm
+/// `f32::min` is musl's `fminf`, which prefers `−0`: the two printed different signs).
+#[wasm_bindgen_test]
+fn a_zero_extreme_keeps_the_sign_seen_first_in_the_bundle() {
+    use tensorscope::engine::histogram::Histogram;
+    for (first, second) in [(-0.0f32, 0.0f32), (0.0, -0.0)] {
+        for (fill, at) in [(1.0f32, [5, 200]), (-1.0, [130, 131]), (1.0, [3, 299])] {
+            let mut values = vec![fill; 300];
+            (values[at[0]], values[at[1]]) = (first, second);
+            let mut h = Histogram::default();
+            for batch in values.chunks(150) {
+                h.add_to_piece(batch);
+                h.end_piece();
+            }
+            let zero = if fill > 0.0 { h.stats.min } else { h.stats.max };
+            assert_eq!(zero.to_bits(), f64::from(first).to_bits(), "{first} then {second}, at {at:?}");
+        }
+    }
+}
+
 /// The bundle's F16 decoder gives its plain twin's bits for every one of the 65,536 patterns
 /// (NaN payloads included), whole groups of eight and the tail alike.
 #[wasm_bindgen_test]

@@ -10,7 +10,7 @@
 use super::decode::groups::Group;
 use super::decode::BlockCodec;
 use super::histogram::Histogram;
-use super::stats::{Stats, F32_SUMS_LIMIT};
+use super::stats::{greater, lesser, Stats, F32_SUMS_LIMIT};
 use super::wire::{Reader, Writer};
 
 /// Counts of the stored codes of one elementwise 1- or 2-byte type.
@@ -223,8 +223,8 @@ fn lane_stats(shift: f32, sum: &[f64], sq: &[f64], lo: &[f32], hi: &[f32], n: &[
         count: n,
         finite: n,
         zero: zero.iter().map(|&c| u64::from(c)).sum(),
-        min: f64::from(lo.iter().copied().fold(f32::INFINITY, f32::min)),
-        max: f64::from(hi.iter().copied().fold(f32::NEG_INFINITY, f32::max)),
+        min: f64::from(lo.iter().copied().fold(f32::INFINITY, lesser)),
+        max: f64::from(hi.iter().copied().fold(f32::NEG_INFINITY, greater)),
         ..Stats::default()
     };
     if n > 0 {

@@ -10,6 +10,29 @@ fn summable(v: f32) -> bool {
     v.abs() <= F32_SUMS_LIMIT
 }
 
+/// The lesser of `a` and `b`, chosen alike on every target: `b` only when it is less, so of
+/// `−0` and `+0` the one seen first, and never a NaN `b`. (`f32::min` is `minss` natively but
+/// musl's `fminf` in wasm, which prefers `−0`: a zero extreme's sign then differed between the
+/// CLI and the browser.)
+#[inline(always)]
+pub fn lesser<T: PartialOrd>(a: T, b: T) -> T {
+    if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// The greater of `a` and `b`, chosen as [`lesser`] chooses.
+#[inline(always)]
+pub fn greater<T: PartialOrd>(a: T, b: T) -> T {
+    if b > a {
+        b
+    } else {
+        a
+    }
+}
+
 /// Counts, extremes, mean and spread of a set of `f32` values; moments over finite values only.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stats {
@@ -85,7 +108,7 @@ impl Stats {
         each(rest);
         let r = r?;
         let (mut sum, mut sq, mut zeros) = (r.sum, r.sq, r.zeros);
-        let (lo, hi) = (r.lo.min(first), r.hi.max(first));
+        let (lo, hi) = (lesser(r.lo, first), greater(r.hi, first));
         if !(summable(first) && summable(lo) && summable(hi)) {
             return None;
         }
@@ -94,8 +117,8 @@ impl Stats {
             if !summable(v) {
                 return None;
             }
-            min = min.min(v);
-            max = max.max(v);
+            min = lesser(min, v);
+            max = greater(max, v);
             zeros += u64::from(v == 0.0);
             let d = f64::from(v) - f64::from(first);
             sum += d;
@@ -133,8 +156,8 @@ impl Stats {
                     sq += d * d;
                     s.finite += 1;
                     s.zero += u64::from(v == 0.0);
-                    s.min = s.min.min(v);
-                    s.max = s.max.max(v);
+                    s.min = lesser(s.min, v);
+                    s.max = greater(s.max, v);
                 }
             }
         }
@@ -166,8 +189,8 @@ impl Stats {
                 }
                 n += c;
                 sum += f64::from(v) * c as f64;
-                s.min = s.min.min(f64::from(v));
-                s.max = s.max.max(f64::from(v));
+                s.min = lesser(s.min, f64::from(v));
+                s.max = greater(s.max, f64::from(v));
             }
         }
         s.finite = n;
@@ -215,8 +238,8 @@ impl Stats {
         self.neg_inf += other.neg_inf;
         self.zero += other.zero;
         self.finite += other.finite;
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
+        self.min = lesser(self.min, other.min);
+        self.max = greater(self.max, other.max);
     }
 
     /// Population standard deviation of the finite values (0 when there are none).
@@ -279,8 +302,8 @@ mod lanes {
 
         /// The runs, with the extremes of the lanes' extremes.
         pub(super) fn with_extremes(self, lo: [f32; L], hi: [f32; L]) -> Runs {
-            let lo = lo.iter().copied().fold(self.lo, f32::min);
-            let hi = hi.iter().copied().fold(self.hi, f32::max);
+            let lo = lo.iter().copied().fold(self.lo, super::lesser);
+            let hi = hi.iter().copied().fold(self.hi, super::greater);
             Runs { lo, hi, ..self }
         }
     }
