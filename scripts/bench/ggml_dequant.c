@@ -5,6 +5,8 @@
 // quantize_row_*_ref, so scales and codes are distributed as in a real checkpoint.
 //
 // usage: ggml_dequant OUT_DIR [TYPE...] (every type when none is named)
+// GGML_DEQUANT_ROWS=n: n rows of 4096 values per type instead of 64 MiB; GGML_DEQUANT_VALUES=1:
+// ggml's dequantized values too, as raw f32 (tests/fixtures/make_ggml_blocks.py reads them).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +159,8 @@ int main(int argc, char **argv) {
         const int64_t row = 4096;
         size_t blocks_per_row = row / ty->block_elems;
         size_t rows = want / (blocks_per_row * ty->block_bytes);
+        // GGML_DEQUANT_ROWS=n writes small tensors (the test fixtures of tests/ggml_blocks.rs).
+        if (getenv("GGML_DEQUANT_ROWS")) rows = (size_t)atol(getenv("GGML_DEQUANT_ROWS"));
         size_t nbytes = rows * blocks_per_row * ty->block_bytes;
         int64_t elems = (int64_t)rows * row;
         uint8_t *data = malloc(nbytes);
@@ -197,6 +201,13 @@ int main(int argc, char **argv) {
         }
         volatile float sink = out[elems / 2];
         (void)sink;
+        // GGML_DEQUANT_VALUES=1 also writes ggml's dequantized values, as raw f32 (TYPE.f32).
+        if (getenv("GGML_DEQUANT_VALUES")) {
+            snprintf(path, sizeof path, "%s/%s.f32", argv[1], ty->name);
+            f = fopen(path, "wb");
+            fwrite(out, 4, (size_t)elems, f);
+            fclose(f);
+        }
         printf("%s %.0f\n", ty->name, nbytes / best / 1e6);
         fflush(stdout);
         free(data); free(out);
