@@ -305,6 +305,66 @@ fn a_zero_extreme_keeps_the_sign_seen_first_in_the_bundle() {
     }
 }
 
+/// Every GGML block type as ggml's own quantizers write it (`tests/ggml_blocks.rs` holds the CLI
+/// to the same): the browser's whole-tensor histogram gives ggml's dequantized values' counts
+/// and extremes exactly, and their mean and spread as closely as the CLI.
+#[wasm_bindgen_test]
+async fn every_block_type_in_the_browser_reads_as_ggml_dequantizes_it() {
+    const FILES: &[(&str, &[u8])] = &[
+        ("IQ1_M", include_bytes!("fixtures/ggml_blocks/IQ1_M.gguf")),
+        ("IQ1_S", include_bytes!("fixtures/ggml_blocks/IQ1_S.gguf")),
+        ("IQ2_S", include_bytes!("fixtures/ggml_blocks/IQ2_S.gguf")),
+        ("IQ2_XS", include_bytes!("fixtures/ggml_blocks/IQ2_XS.gguf")),
+        ("IQ2_XXS", include_bytes!("fixtures/ggml_blocks/IQ2_XXS.gguf")),
+        ("IQ3_S", include_bytes!("fixtures/ggml_blocks/IQ3_S.gguf")),
+        ("IQ3_XXS", include_bytes!("fixtures/ggml_blocks/IQ3_XXS.gguf")),
+        ("IQ4_NL", include_bytes!("fixtures/ggml_blocks/IQ4_NL.gguf")),
+        ("IQ4_XS", include_bytes!("fixtures/ggml_blocks/IQ4_XS.gguf")),
+        ("MXFP4", include_bytes!("fixtures/ggml_blocks/MXFP4.gguf")),
+        ("NVFP4", include_bytes!("fixtures/ggml_blocks/NVFP4.gguf")),
+        ("Q1_0", include_bytes!("fixtures/ggml_blocks/Q1_0.gguf")),
+        ("Q2_0", include_bytes!("fixtures/ggml_blocks/Q2_0.gguf")),
+        ("Q2_K", include_bytes!("fixtures/ggml_blocks/Q2_K.gguf")),
+        ("Q3_K", include_bytes!("fixtures/ggml_blocks/Q3_K.gguf")),
+        ("Q4_0", include_bytes!("fixtures/ggml_blocks/Q4_0.gguf")),
+        ("Q4_1", include_bytes!("fixtures/ggml_blocks/Q4_1.gguf")),
+        ("Q4_K", include_bytes!("fixtures/ggml_blocks/Q4_K.gguf")),
+        ("Q5_0", include_bytes!("fixtures/ggml_blocks/Q5_0.gguf")),
+        ("Q5_1", include_bytes!("fixtures/ggml_blocks/Q5_1.gguf")),
+        ("Q5_K", include_bytes!("fixtures/ggml_blocks/Q5_K.gguf")),
+        ("Q6_K", include_bytes!("fixtures/ggml_blocks/Q6_K.gguf")),
+        ("Q8_0", include_bytes!("fixtures/ggml_blocks/Q8_0.gguf")),
+        ("Q8_K", include_bytes!("fixtures/ggml_blocks/Q8_K.gguf")),
+        ("TQ1_0", include_bytes!("fixtures/ggml_blocks/TQ1_0.gguf")),
+        ("TQ2_0", include_bytes!("fixtures/ggml_blocks/TQ2_0.gguf")),
+    ];
+    let expected: serde_json::Value = serde_json::from_str(include_str!("fixtures/ggml_blocks/expected.json")).unwrap();
+    assert_eq!(FILES.len(), expected.as_object().unwrap().len());
+    for (name, bytes) in FILES {
+        let want = &expected[*name];
+        let (cp, sources) = open(&format!("{name}.gguf"), bytes).await;
+        let sink = histogram_here(&cp, cp.tensor("w").unwrap(), &sources).await;
+        let s = &sink.values.stats;
+        let count = |k: &str| want[k].as_u64().unwrap();
+        assert_eq!(
+            (s.count, s.nan, s.pos_inf + s.neg_inf, s.zero),
+            (count("count"), count("nan"), count("inf"), count("zero")),
+            "{name}"
+        );
+        let f32_of = |k: &str| want[k].as_f64().unwrap() as f32;
+        assert_eq!(
+            ((s.min as f32).to_bits(), (s.max as f32).to_bits()),
+            (f32_of("min").to_bits(), f32_of("max").to_bits()),
+            "{name}"
+        );
+        let scale = want["min"].as_f64().unwrap().abs().max(want["max"].as_f64().unwrap().abs());
+        for (ours, k) in [(s.mean, "mean"), (s.std(), "std")] {
+            let theirs = want[k].as_f64().unwrap();
+            assert!((ours - theirs).abs() <= 1e-7 * scale, "{name}: {k} {ours} vs {theirs}");
+        }
+    }
+}
+
 /// The bundle's F16 decoder gives its plain twin's bits for every one of the 65,536 patterns
 /// (NaN payloads included), whole groups of eight and the tail alike.
 #[wasm_bindgen_test]
