@@ -10,10 +10,11 @@
 //! Formats with few codes over many elements have groups: Q1_0, Q2_0, TQ1_0 and TQ2_0 (two to
 //! four codes over 64 to 256 elements, counted with population counts or, for TQ1_0's trits, a
 //! table per byte), IQ1_S (three grid values per 32 elements, counted per grid row by table;
-//! IQ1_M's scale covers 16, and groups of 16 measured 0.9x its values), and the 4-bit ones with a scale per 32 elements (Q4_0, Q4_1, Q4_K, IQ4_NL,
-//! IQ4_XS, MXFP4), whose codes are counted in vectors ([`super::nibbles`]). Codes are never
-//! counted one by one: a run of equal codes then waits on one counter (TQ2_0 ran at a third of
-//! ggml's speed so), and sixteen codes over 32 elements cost as much as binning the values.
+//! IQ1_M's scale covers 16, and groups of 16 measured 0.9x its values), and the 4-bit ones with
+//! a scale per 32 elements (Q4_0, Q4_1, Q4_K, IQ4_NL, IQ4_XS, MXFP4), whose codes are counted in
+//! vectors ([`super::nibbles`]). Codes are never counted one by one: a run of equal codes then
+//! waits on one counter (TQ2_0 ran at a third of ggml's speed so), and sixteen codes over 32
+//! elements cost as much as binning the values.
 
 use super::nibbles::{self, Counter};
 use super::{f16_le, ggml, iquants};
@@ -86,8 +87,8 @@ fn counts4(c: [u16; 4]) -> [u16; 16] {
     out
 }
 
-/// A group function over codes counted with population counts (1- to 2-bit codes, and TQ1_0's
-/// trits by table), compiled with `popcnt` where the CPU has it.
+/// A group function over 1- or 2-bit codes counted with population counts, compiled with
+/// `popcnt` where the CPU has it.
 macro_rules! popcount_groups {
     ($(#[$doc:meta])* $name:ident = $with:ident) => {
         $(#[$doc])*
@@ -161,12 +162,8 @@ const fn trit_counts<const N: usize>() -> [u64; 256] {
 static TRITS_OF_QS: [u64; 256] = trit_counts::<5>();
 static TRITS_OF_QH: [u64; 256] = trit_counts::<4>();
 
-popcount_groups!(
-    /// TQ1_0: `(t − 1) · d`, 256 trits packed five (`qs`) or four (`qh`) to a byte.
-    tq1_0 = tq1_0_with
-);
-#[inline(always)]
-fn tq1_0_with(src: &[u8], out: &mut Vec<Group>) {
+/// TQ1_0: `(t − 1) · d`, 256 trits packed five (`qs`) or four (`qh`) to a byte.
+pub(super) fn tq1_0(src: &[u8], out: &mut Vec<Group>) {
     for b in src.as_chunks::<54>().0 {
         let qs: u64 = b[..48].iter().map(|&q| TRITS_OF_QS[usize::from(q)]).sum();
         let qh: u64 = b[48..52].iter().map(|&q| TRITS_OF_QH[usize::from(q)]).sum();
