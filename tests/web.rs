@@ -286,7 +286,8 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
 }
 
 /// Of `−0` and `+0`, the bundle keeps the extreme seen first, as the CLI does (in wasm
-/// `f32::min` is musl's `fminf`, which prefers `−0`: the two printed different signs).
+/// `f32::min` is a call to `fminf`, which chose otherwise on a tie: the two printed different
+/// signs).
 #[wasm_bindgen_test]
 fn a_zero_extreme_keeps_the_sign_seen_first_in_the_bundle() {
     use tensorscope::engine::histogram::Histogram;

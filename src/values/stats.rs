@@ -11,9 +11,9 @@ fn summable(v: f32) -> bool {
 }
 
 /// The lesser of `a` and `b`, chosen alike on every target: `b` only when it is less, so of
-/// `−0` and `+0` the one seen first, and never a NaN `b`. (`f32::min` is `minss` natively but
-/// musl's `fminf` in wasm, which prefers `−0`: a zero extreme's sign then differed between the
-/// CLI and the browser.)
+/// `−0` and `+0` the one seen first, and never a NaN `b`. (`f32::min` is `minss` natively but a
+/// call to `fminf` in wasm, which chooses otherwise on a tie: a zero extreme's sign differed
+/// between the CLI and the browser.)
 #[inline(always)]
 pub fn lesser<T: PartialOrd>(a: T, b: T) -> T {
     if b < a {
