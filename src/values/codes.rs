@@ -541,10 +541,10 @@ fn add_groups_with(h: &mut Histogram, groups: &[Group]) {
                 sum[i] += cf * d;
                 sq[i] += cf * d * d;
                 let (low, high) = if c > 0 { (v[i], v[i]) } else { (f32::INFINITY, f32::NEG_INFINITY) };
-                // As `vminps` and `vmaxps` choose (the second operand on a tie: −0 or +0), and
-                // a compare and select in wasm, where `f32::min` is a call to `fminf`.
-                lo[i] = if lo[i] < low { lo[i] } else { low };
-                hi[i] = if hi[i] > high { hi[i] } else { high };
+                // As `vminps(lo, v)` and `vmaxps(hi, v)` choose: `v` unless the lane's extreme
+                // is strictly beyond it (of −0 and +0 the later), hence `low` first.
+                lo[i] = lesser(low, lo[i]);
+                hi[i] = greater(high, hi[i]);
                 n[i] += c;
                 zero[i] += if v[i] == 0.0 { c } else { 0 };
             }
