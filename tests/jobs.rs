@@ -4,6 +4,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
+#[path = "shared/zero_extremes.rs"]
+mod zero_extremes;
 
 use common::*;
 use serde_json::Value as Json;
@@ -322,4 +324,10 @@ fn one_tensor_is_scanned_by_every_worker() {
         let replies = plan.orders().iter().map(|o| run(order_job(o).unwrap(), &[&bytes]).unwrap()).collect();
         assert_eq!(plan.merge(replies).unwrap(), seq, "{workers} workers");
     }
+}
+
+/// Of `−0` and `+0`, the CLI's build keeps the zero extreme seen first ([`zero_extremes`]).
+#[test]
+fn a_zero_extreme_keeps_the_sign_seen_first() {
+    zero_extremes::a_zero_extreme_keeps_the_sign_seen_first();
 }

@@ -19,6 +19,9 @@ use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+#[path = "shared/zero_extremes.rs"]
+mod zero_extremes;
+
 const GGUF: &[u8] = include_bytes!("fixtures/gguf_v3_le.gguf");
 const ALL_TYPES: &[u8] = include_bytes!("fixtures/gguf_all_types.gguf");
 const ST: &[u8] = include_bytes!("fixtures/st_all_numpy_dtypes.safetensors");
@@ -285,25 +288,10 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
     }
 }
 
-/// Of `−0` and `+0`, the bundle keeps the extreme seen first, as the CLI does (in wasm
-/// `f32::min` is a call to `fminf`, which chose otherwise on a tie: the two printed different
-/// signs).
+/// The bundle keeps the zero extreme seen first, as the CLI does ([`zero_extremes`]).
 #[wasm_bindgen_test]
 fn a_zero_extreme_keeps_the_sign_seen_first_in_the_bundle() {
-    use tensorscope::engine::histogram::Histogram;
-    for (first, second) in [(-0.0f32, 0.0f32), (0.0, -0.0)] {
-        for (fill, at) in [(1.0f32, [5, 200]), (-1.0, [130, 131]), (1.0, [3, 299])] {
-            let mut values = vec![fill; 300];
-            (values[at[0]], values[at[1]]) = (first, second);
-            let mut h = Histogram::default();
-            for batch in values.chunks(150) {
-                h.add_to_piece(batch);
-                h.end_piece();
-            }
-            let zero = if fill > 0.0 { h.stats.min } else { h.stats.max };
-            assert_eq!(zero.to_bits(), f64::from(first).to_bits(), "{first} then {second}, at {at:?}");
-        }
-    }
+    zero_extremes::a_zero_extreme_keeps_the_sign_seen_first();
 }
 
 /// Every GGML block type as ggml's own quantizers write it (`tests/ggml_blocks.rs` holds the CLI

@@ -319,25 +319,6 @@ mod tests {
         assert_eq!(b.counts, vec![0; 4]);
     }
 
-    /// Of `−0` and `+0`, the extreme is the zero seen first: the same on every target (the
-    /// browser test holds the bundle to it too), through lanes, runs, batches and merges.
-    #[test]
-    fn a_zero_extreme_keeps_the_sign_seen_first() {
-        for (first, second) in [(-0.0f32, 0.0f32), (0.0, -0.0)] {
-            for (fill, at) in [(1.0f32, [5, 200]), (-1.0, [130, 131]), (1.0, [3, 299])] {
-                let mut values = vec![fill; 300];
-                (values[at[0]], values[at[1]]) = (first, second);
-                let mut h = Histogram::default();
-                for batch in values.chunks(150) {
-                    h.add_to_piece(batch);
-                    h.end_piece();
-                }
-                let zero = if fill > 0.0 { h.stats.min } else { h.stats.max };
-                assert_eq!(zero.to_bits(), f64::from(first).to_bits(), "{first} then {second}, at {at:?}");
-            }
-        }
-    }
-
     #[test]
     fn zeros_are_counted_exactly_whether_or_not_a_batch_holds_one() {
         let base: Vec<f32> = (1..=300).map(|i| i as f32 * 0.01 - 1.505).collect();
