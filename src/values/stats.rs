@@ -264,9 +264,11 @@ const L: usize = 16;
 /// Values per run: eight per lane.
 const RUN: usize = 8 * L;
 
-/// The vector loop over whole runs. Lane `i` takes the values at `i`, `i + L`, … of each run,
-/// and each run's lanes are summed pairwise (halves added lane by lane): the same operations
-/// in the same order whatever the target, so every target gives the same bits.
+/// The vector loop over whole runs. Lane `i` takes the values at `i`, `i + L`, … of each run; a
+/// run's sums are taken in `f32` lanes and added, lane by lane, to `f64` lanes, which are summed
+/// pairwise (halves added lane by lane) at the end: the same operations in the same order
+/// whatever the target, so every target gives the same bits. (Summing each run's lanes pairwise
+/// instead cost a third of the loop's time in shuffles.)
 mod lanes {
     use super::{L, RUN};
 
@@ -281,35 +283,28 @@ mod lanes {
     }
 
     impl Runs {
-        /// No runs yet.
-        pub(super) fn new() -> Runs {
-            Runs { sum: 0.0, sq: 0.0, zeros: 0, lo: f32::INFINITY, hi: f32::NEG_INFINITY }
-        }
-
-        /// Fold in one run's lane sums (`s`, `q`, `z`: sums, squares, zeros); `None` when they
-        /// are NaN: a NaN makes the sums NaN (the extremes skip it), and magnitudes up to the
-        /// limit keep them finite.
+        /// The runs from their lanes; `None` when the sums are NaN: a NaN makes them NaN (the
+        /// extremes skip it), and magnitudes up to the limit keep them finite.
         #[inline(always)]
-        pub(super) fn add_run(&mut self, s: f32, q: f32, z: f32) -> Option<()> {
-            if (s + q).is_nan() {
+        pub(super) fn of_lanes(
+            sum: [f64; L],
+            sq: [f64; L],
+            zeros: [u32; L],
+            lo: [f32; L],
+            hi: [f32; L],
+        ) -> Option<Runs> {
+            let (sum, sq) = (pairwise(sum), pairwise(sq));
+            if (sum + sq).is_nan() {
                 return None;
             }
-            self.sum += f64::from(s);
-            self.sq += f64::from(q);
-            self.zeros += z as u64;
-            Some(())
-        }
-
-        /// The runs, with the extremes of the lanes' extremes.
-        pub(super) fn with_extremes(self, lo: [f32; L], hi: [f32; L]) -> Runs {
-            let lo = lo.iter().copied().fold(self.lo, super::lesser);
-            let hi = hi.iter().copied().fold(self.hi, super::greater);
-            Runs { lo, hi, ..self }
+            let zeros = zeros.iter().map(|&z| u64::from(z)).sum();
+            let lo = lo.iter().copied().fold(f32::INFINITY, super::lesser);
+            let hi = hi.iter().copied().fold(f32::NEG_INFINITY, super::greater);
+            Some(Runs { sum, sq, zeros, lo, hi })
         }
     }
 
-    /// The runs' sums, on the widest registers the CPU has; each run also goes to `each`
-    /// (every run, even when the sums give up at a NaN).
+    /// The runs' sums, on the widest registers the CPU has; each run also goes to `each`.
     #[inline(always)]
     pub(super) fn runs<const ZEROS: bool>(
         first: f32,
@@ -351,15 +346,6 @@ mod lanes {
         plain::<ZEROS>(first, runs, each)
     }
 
-    /// Hand the runs after the `k`th to `each` (the sums gave up at run `k`).
-    #[cold]
-    fn rest_of(runs: &[[f32; RUN]], k: usize, each: &mut impl FnMut(&[f32])) -> Option<Runs> {
-        for run in &runs[k + 1..] {
-            each(run);
-        }
-        None
-    }
-
     /// Plain arrays of lanes, which an optimising build turns into vector registers of whatever
     /// width the target has.
     #[inline(always)]
@@ -370,33 +356,34 @@ mod lanes {
         each: &mut impl FnMut(&[f32]),
     ) -> Option<Runs> {
         let (mut lo, mut hi) = ([first; L], [first; L]);
-        let mut out = Runs::new();
-        for (k, run) in runs.iter().enumerate() {
+        let (mut sum, mut sq, mut zeros) = ([0f64; L], [0f64; L], [0u32; L]);
+        for run in runs {
             each(run);
-            let (mut s, mut q, mut z) = ([0f32; L], [0f32; L], [0f32; L]);
+            let (mut s, mut q) = ([0f32; L], [0f32; L]);
             for c in run.as_chunks::<L>().0 {
                 for i in 0..L {
                     let v = c[i];
                     lo[i] = if v < lo[i] { v } else { lo[i] };
                     hi[i] = if v > hi[i] { v } else { hi[i] };
                     if ZEROS {
-                        z[i] += if v == 0.0 { 1.0 } else { 0.0 };
+                        zeros[i] += u32::from(v == 0.0);
                     }
                     let d = v - first;
                     s[i] += d;
                     q[i] += d * d;
                 }
             }
-            if out.add_run(pairwise(s), pairwise(q), pairwise(z)).is_none() {
-                return rest_of(runs, k, each);
+            for i in 0..L {
+                sum[i] += f64::from(s[i]);
+                sq[i] += f64::from(q[i]);
             }
         }
-        Some(out.with_extremes(lo, hi))
+        Runs::of_lanes(sum, sq, zeros, lo, hi)
     }
 
     /// The sum of `a`'s lanes in a tree.
     #[inline(always)]
-    fn pairwise(mut a: [f32; L]) -> f32 {
+    fn pairwise(mut a: [f64; L]) -> f64 {
         let mut width = L;
         while width > 1 {
             width /= 2;
@@ -408,10 +395,11 @@ mod lanes {
     }
 
     /// [`plain`] in explicit 128-bit vectors: the bundle is built for size, which leaves plain
-    /// lanes unvectorised. Lane `4g + j` of [`plain`] is lane `j` of vector `g`.
+    /// lanes unvectorised. Lane `4g + j` of [`plain`] is lane `j` of `f32` vector `g`, and lane
+    /// `2k + j` lane `j` of `f64` vector `k`.
     #[cfg(target_arch = "wasm32")]
     mod wasm {
-        use super::{rest_of, Runs, L, RUN};
+        use super::{Runs, L, RUN};
         use core::arch::wasm32::*;
 
         /// Four vectors: sixteen lanes.
@@ -422,16 +410,14 @@ mod lanes {
             [f32x4_splat(x); 4]
         }
 
-        /// The lanes summed as [`super::pairwise`] sums them.
+        /// Add `run`'s sixteen `f32` lanes to `acc`'s sixteen `f64` lanes.
         #[inline(always)]
-        fn pairwise(a: Lanes) -> f32 {
-            let (g0, g1) = (f32x4_add(a[0], a[2]), f32x4_add(a[1], a[3]));
-            let g = f32x4_add(g0, g1);
-            let (x0, x1) = (
-                f32x4_extract_lane::<0>(g) + f32x4_extract_lane::<2>(g),
-                f32x4_extract_lane::<1>(g) + f32x4_extract_lane::<3>(g),
-            );
-            x0 + x1
+        fn widen_add(acc: &mut [v128; 8], run: Lanes) {
+            for g in 0..4 {
+                let high = i32x4_shuffle::<2, 3, 2, 3>(run[g], run[g]);
+                acc[2 * g] = f64x2_add(acc[2 * g], f64x2_promote_low_f32x4(run[g]));
+                acc[2 * g + 1] = f64x2_add(acc[2 * g + 1], f64x2_promote_low_f32x4(high));
+            }
         }
 
         #[inline(always)]
@@ -441,12 +427,12 @@ mod lanes {
             each: &mut impl FnMut(&[f32]),
         ) -> Option<Runs> {
             let shift = f32x4_splat(first);
-            let one = f32x4_splat(1.0);
             let (mut lo, mut hi) = (splat(first), splat(first));
-            let mut out = Runs::new();
-            for (k, run) in runs.iter().enumerate() {
+            let (mut sum, mut sq) = ([f64x2_splat(0.0); 8], [f64x2_splat(0.0); 8]);
+            let mut zeros = [u32x4_splat(0); 4];
+            for run in runs {
                 each(run);
-                let (mut s, mut q, mut z) = (splat(0.0), splat(0.0), splat(0.0));
+                let (mut s, mut q) = (splat(0.0), splat(0.0));
                 for c in run.as_chunks::<L>().0 {
                     // Written out per vector, not looped: at "z" a loop over the four keeps
                     // them in memory, not in registers (measured 2x slower).
@@ -458,7 +444,8 @@ mod lanes {
                             lo[$g] = f32x4_pmin(lo[$g], v);
                             hi[$g] = f32x4_pmax(hi[$g], v);
                             if ZEROS {
-                                z[$g] = f32x4_add(z[$g], v128_and(f32x4_eq(v, f32x4_splat(0.0)), one));
+                                // A true compare is all ones: −1.
+                                zeros[$g] = i32x4_sub(zeros[$g], f32x4_eq(v, f32x4_splat(0.0)));
                             }
                             let d = f32x4_sub(v, shift);
                             s[$g] = f32x4_add(s[$g], d);
@@ -470,11 +457,10 @@ mod lanes {
                     group!(2);
                     group!(3);
                 }
-                if out.add_run(pairwise(s), pairwise(q), pairwise(z)).is_none() {
-                    return rest_of(runs, k, each);
-                }
+                widen_add(&mut sum, s);
+                widen_add(&mut sq, q);
             }
-            let lanes = |v: Lanes| -> [f32; L] {
+            let f32s = |v: Lanes| -> [f32; L] {
                 core::array::from_fn(|i| {
                     let g = v[i / 4];
                     match i % 4 {
@@ -485,7 +471,18 @@ mod lanes {
                     }
                 })
             };
-            Some(out.with_extremes(lanes(lo), lanes(hi)))
+            let u32s = |v: Lanes| -> [u32; L] { f32s(v).map(f32::to_bits) };
+            let f64s = |v: [v128; 8]| -> [f64; L] {
+                core::array::from_fn(|i| {
+                    let k = v[i / 2];
+                    if i % 2 == 0 {
+                        f64x2_extract_lane::<0>(k)
+                    } else {
+                        f64x2_extract_lane::<1>(k)
+                    }
+                })
+            };
+            Runs::of_lanes(f64s(sum), f64s(sq), u32s(zeros), f32s(lo), f32s(hi))
         }
     }
 }
