@@ -247,6 +247,7 @@ pub fn q5_1_plain(src: &[u8], dst: &mut [f32]) {
 }
 
 /// Q8_0 and Q8_1: an f16 `d` leads each block, the 32 `i8` quants start at byte `QS`: `q * d`.
+#[inline(always)]
 fn decode_q8<const BYTES: usize, const QS: usize>(src: &[u8], dst: &mut [f32]) {
     blocks!(src, dst, BYTES, 32, |b, y| {
         let d = f16_le(b);
