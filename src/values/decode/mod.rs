@@ -44,6 +44,8 @@ pub mod nibbles;
 pub mod st_dtypes;
 #[cfg(target_arch = "wasm32")]
 mod wasm_simd;
+#[cfg(target_arch = "x86_64")]
+mod x86_simd;
 
 /// Decodes whole blocks into values.
 pub type DecodeFn = fn(src: &[u8], dst: &mut [f32]);
