@@ -250,8 +250,20 @@ fn nibble_counters_in_the_bundle_equal_the_plain_counts() {
 fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
     use tensorscope::engine::codes::{add_groups, add_groups_portable};
     use tensorscope::engine::decode::ggml::codec;
+    use tensorscope::engine::decode::groups::{Entries, Grouping};
     use tensorscope::engine::gguf::GgmlType;
     use tensorscope::engine::histogram::Histogram;
+    /// `bytes` taken apart by `entries_of`, counted by the bundle's kernel and the portable one.
+    fn both_kernels<G: Entries>(entries_of: fn(&[u8], &mut Vec<G>), bytes: &[u8]) -> [Histogram; 2] {
+        let mut groups = Vec::new();
+        entries_of(bytes, &mut groups);
+        let (mut vector, mut portable) = (Histogram::default(), Histogram::default());
+        add_groups(&mut vector, &groups);
+        add_groups_portable(&mut portable, &groups);
+        vector.end_piece();
+        portable.end_piece();
+        [vector, portable]
+    }
     let grouped: Vec<_> = GgmlType::all().filter_map(codec).filter(|c| c.groups.is_some()).collect();
     assert!(grouped.len() >= 10, "{} grouped types", grouped.len());
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -270,13 +282,10 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
                     *b &= 0x3b;
                 }
             }
-            let mut groups = Vec::new();
-            (c.groups.unwrap())(&bytes, &mut groups);
-            let (mut vector, mut portable) = (Histogram::default(), Histogram::default());
-            add_groups(&mut vector, &groups);
-            add_groups_portable(&mut portable, &groups);
-            vector.end_piece();
-            portable.end_piece();
+            let [vector, portable] = match c.groups.unwrap() {
+                Grouping::Groups(f) => both_kernels(f, &bytes),
+                Grouping::Quads(f) => both_kernels(f, &bytes),
+            };
             let bits = |h: &Histogram| {
                 let s = &h.stats;
                 (s.count, s.nan, s.zero, s.finite, [s.min, s.max, s.mean, s.m2].map(f64::to_bits))

@@ -145,7 +145,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::q4_0),
+    groups: Some(groups::Grouping::Groups(groups::q4_0)),
     nonfinite: None,
 };
 
@@ -170,7 +170,7 @@ pub const Q4_1: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_1,
     scales: Some(scales_f16_at::<20, 0>),
-    groups: Some(groups::q4_1),
+    groups: Some(groups::Grouping::Groups(groups::q4_1)),
     nonfinite: None,
 };
 
@@ -304,7 +304,7 @@ pub const Q2_K: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q2_k,
     scales: Some(scales_f16_at::<84, 80>),
-    groups: None,
+    groups: Some(groups::Grouping::Quads(groups::q2_k)),
     nonfinite: None,
 };
 
@@ -423,7 +423,7 @@ pub const Q4_K: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_k,
     scales: Some(scales_f16_at::<144, 0>),
-    groups: Some(groups::q4_k),
+    groups: Some(groups::Grouping::Groups(groups::q4_k)),
     nonfinite: None,
 };
 
@@ -552,7 +552,7 @@ pub const TQ1_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::tq1_0,
     scales: Some(scales_f16_at::<54, 52>),
-    groups: Some(groups::tq1_0),
+    groups: Some(groups::Grouping::Groups(groups::tq1_0)),
     nonfinite: None,
 };
 
@@ -565,7 +565,7 @@ pub const TQ2_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::tq2_0,
     scales: Some(scales_f16_at::<66, 64>),
-    groups: Some(groups::tq2_0),
+    groups: Some(groups::Grouping::Groups(groups::tq2_0)),
     nonfinite: None,
 };
 
@@ -626,7 +626,7 @@ pub const MXFP4: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::mxfp4,
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
-    groups: Some(groups::mxfp4),
+    groups: Some(groups::Grouping::Groups(groups::mxfp4)),
     nonfinite: None,
 };
 
@@ -644,22 +644,25 @@ pub fn mxfp4_plain(src: &[u8], dst: &mut [f32]) {
     })
 }
 
-/// Half of an unsigned E4M3 scale, as ggml computes it (bit 7 ignored; 0x7f reads as 0): a
-/// table lookup (ggml's `powf` per scale, called as `powi`, took a twelfth of NVFP4's time).
+/// Half of an unsigned E4M3 scale, as ggml computes it (bit 7 ignored, but 0x7f, not 0xff, reads
+/// as 0): a table lookup (ggml's formula, with a `powi` call per scale, took a twelfth of NVFP4's
+/// time).
 #[inline(always)]
 pub(super) fn ue4m3_half(x: u8) -> f32 {
-    UE4M3_HALF[usize::from(x & 0x7f)]
+    UE4M3_HALF[usize::from(x)]
 }
 
-/// [`ue4m3_half`] of every 7-bit code: `man · 2⁻¹⁰` for exponent 0, else
-/// `(1 + man/8) · 2^(exp − 8)`; each exact in `f32`.
-static UE4M3_HALF: [f32; 128] = {
-    let mut t = [0f32; 128];
+/// [`ue4m3_half`] of every byte: `man · 2⁻¹⁰` for exponent 0, else `(1 + man/8) · 2^(exp − 8)`;
+/// each exact in `f32`.
+static UE4M3_HALF: [f32; 256] = {
+    let mut t = [0f32; 256];
     let mut x = 1;
-    while x < 0x7f {
-        let (exp, man) = ((x >> 3) as u32, (x & 7) as u32);
-        t[x] = if exp == 0 {
-            // man · 2⁻¹⁰: a normal f32 whose significand is `man` shifted up to its leading bit.
+    while x < 256 {
+        let (exp, man) = ((x >> 3 & 0x0f) as u32, (x & 7) as u32);
+        t[x] = if x == 0x7f {
+            0.0
+        } else if exp == 0 {
+            // man · 2⁻¹⁰, a product of exact factors.
             man as f32 * f32::from_bits((127 - 10) << 23)
         } else {
             f32::from_bits((exp + 127 - 8) << 23 | man << 20)
@@ -716,7 +719,7 @@ pub const Q1_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::q1_0),
+    groups: Some(groups::Grouping::Groups(groups::q1_0)),
     nonfinite: None,
 };
 
@@ -734,7 +737,7 @@ pub const Q2_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::q2_0),
+    groups: Some(groups::Grouping::Groups(groups::q2_0)),
     nonfinite: None,
 };
 
@@ -802,11 +805,13 @@ mod tests {
         assert_eq!(e8m0_half(255), 2f32.powi(127));
         assert_eq!(ue4m3_half(0x38), 0.5); // exp 7, man 0 → 1.0, halved
         assert_eq!(ue4m3_half(0x7f), 0.0);
+        assert_eq!(ue4m3_half(0xff), 240.0, "only 0x7f reads as 0");
+        assert_eq!(ue4m3_half(0x80), 0.0);
         assert_eq!(ue4m3_half(0x01), 2f32.powi(-10));
         // Every code, against ggml's formula.
         for x in 0..=255u8 {
             let (exp, man) = (i32::from((x >> 3) & 0x0f), f32::from(x & 7));
-            let raw = match x & 0x7f {
+            let raw = match x {
                 0 | 0x7f => 0.0,
                 _ if exp == 0 => man * 2f32.powi(-9),
                 _ => (1.0 + man / 8.0) * 2f32.powi(exp - 7),

@@ -38,7 +38,7 @@ pub const IQ1_S: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: iq1_s_plain,
     scales: Some(leading_f16_scales::<IQ1_S_BYTES>),
-    groups: Some(super::groups::iq1_s),
+    groups: Some(super::groups::Grouping::Groups(super::groups::iq1_s)),
     nonfinite: None,
 };
 
@@ -129,7 +129,7 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_nl,
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
-    groups: Some(super::groups::iq4_nl),
+    groups: Some(super::groups::Grouping::Groups(super::groups::iq4_nl)),
     nonfinite: None,
 };
 
@@ -142,7 +142,7 @@ pub const IQ4_XS: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_xs,
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
-    groups: Some(super::groups::iq4_xs),
+    groups: Some(super::groups::Grouping::Groups(super::groups::iq4_xs)),
     nonfinite: None,
 };
 

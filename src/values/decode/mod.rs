@@ -67,7 +67,7 @@ pub struct BlockCodec {
     pub scales: Option<ScalesFn>,
     /// The blocks as groups of counted codes, for types whose groups hold fewer distinct codes
     /// than elements ([`groups`]).
-    pub groups: Option<groups::GroupsFn>,
+    pub groups: Option<groups::Grouping>,
     /// For floats whose decoding keeps every value's class (NaN, infinite, finite): the
     /// non-finite values counted from their bits, without decoding.
     pub nonfinite: Option<NonFiniteFn>,

@@ -4,7 +4,7 @@
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
 use crate::codes::{add_groups, CodeCounts};
-use crate::decode::groups::{Group, GroupsFn};
+use crate::decode::groups::{Entries, Grouping};
 use crate::decode::{codec_for, layout, BlockCodec};
 use crate::histogram::Histogram;
 use crate::model::{Checkpoint, Lost, Tensor};
@@ -601,24 +601,48 @@ impl Sink for HistogramSink {
 /// Whole blocks counted by group ([`add_groups`]), a batch of blocks at a time.
 #[derive(Debug)]
 struct Grouped {
-    groups_of: GroupsFn,
     /// Bytes of a batch's whole blocks.
     batch_bytes: usize,
-    batch: Vec<Group>,
+    batch: Batch,
+}
+
+/// A batch of groups, or of quads, and what fills it.
+#[derive(Debug)]
+enum Batch {
+    Groups(fn(&[u8], &mut Vec<crate::decode::groups::Group>), Vec<crate::decode::groups::Group>),
+    Quads(fn(&[u8], &mut Vec<crate::decode::groups::Quad>), Vec<crate::decode::groups::Quad>),
 }
 
 impl Grouped {
     fn for_codec(codec: &BlockCodec) -> Option<Grouped> {
         let batch_bytes = (GROUP_BATCH_ELEMS / codec.block_elems).max(1) * codec.block_bytes;
-        codec.groups.map(|groups_of| Grouped { groups_of, batch_bytes, batch: Vec::new() })
+        let batch = match codec.groups? {
+            Grouping::Groups(f) => Batch::Groups(f, Vec::new()),
+            Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
+        };
+        Some(Grouped { batch_bytes, batch })
     }
 
     fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
-        for blocks in bytes.chunks(self.batch_bytes) {
-            self.batch.clear();
-            (self.groups_of)(blocks, &mut self.batch);
-            add_groups(h, &self.batch);
+        match &mut self.batch {
+            Batch::Groups(f, batch) => add_batches(h, bytes, self.batch_bytes, *f, batch),
+            Batch::Quads(f, batch) => add_batches(h, bytes, self.batch_bytes, *f, batch),
         }
+    }
+}
+
+/// Count `bytes` into `h` a batch of `batch_bytes` at a time, each taken apart by `entries_of`.
+fn add_batches<G: Entries>(
+    h: &mut Histogram,
+    bytes: &[u8],
+    batch_bytes: usize,
+    entries_of: fn(&[u8], &mut Vec<G>),
+    batch: &mut Vec<G>,
+) {
+    for blocks in bytes.chunks(batch_bytes) {
+        batch.clear();
+        entries_of(blocks, batch);
+        add_groups(h, batch);
     }
 }
 
