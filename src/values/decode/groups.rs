@@ -367,6 +367,51 @@ pub(super) fn iq1_s(src: &[u8], out: &mut Vec<Group>) {
     }
 }
 
+/// IQ1_M's quad tables: entry `4c + j` is grid value `c − 1` (distinct values past 1) plus the
+/// delta of the quad's eight-value group `j`, negative where bit `j` of the table's index is set.
+static IQ1M_TABLES: [[f32; 16]; 16] = {
+    let mut t = [[0f32; 16]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut i = 0;
+        while i < 16 {
+            let delta = if m >> (i % 4) & 1 != 0 { -iquants::IQ1_DELTA } else { iquants::IQ1_DELTA };
+            t[m][i] = ((i / 4) as f32 - 1.0) + delta;
+            i += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// IQ1_M: `dl · (grid ± δ)` with a scale per 16 values and a delta per 8, four groups of eight
+/// values a quad (entry `4c + j`: grid value `c − 1` of group `j`), the grid rows' values counted
+/// by table.
+pub(super) fn iq1_m(src: &[u8], out: &mut Vec<Quad>) {
+    for b in src.as_chunks::<{ iquants::IQ1_M_BYTES }>().0 {
+        let d = iquants::iq1_m_scale(b);
+        let (qs, qh) = (&b[0..32], &b[32..48]);
+        // Quad `q` holds eight-value groups `4q..4q + 4`: two 16-value sub-blocks, whose 3-bit
+        // scales are bits `6(q % 2)..` of the u16 at `48 + 2(q / 2)`.
+        for q in 0..8 {
+            let scales = u16::from_le_bytes([b[48 + 2 * (q / 2)], b[49 + 2 * (q / 2)]]) >> (6 * (q % 2));
+            let dl = [scales & 7, scales >> 3 & 7].map(|s| d * f32::from(2 * s + 1));
+            let (mut signs, mut counts) = (0, [0u16; 16]);
+            for j in 0..4 {
+                let k = 4 * q + j;
+                let h = qh[k / 2] >> (4 * (k % 2));
+                signs |= usize::from(h >> 3 & 1) << j;
+                let row = IQ1S_ROW_COUNTS[usize::from(qs[k]) | usize::from(h & 7) << 8];
+                for c in 0..3 {
+                    counts[4 * c + j] = (row >> (8 * c) & 0xff) as u16;
+                }
+            }
+            let a = [dl[0], dl[0], dl[1], dl[1]];
+            out.push(Quad { a, b: [NO_OFFSET; 4], table: &IQ1M_TABLES[signs], counts });
+        }
+    }
+}
+
 /// A group function over 4-bit codes, `$with::<C>(src, out)`, run with the fastest nibble
 /// [`Counter`] the CPU has.
 macro_rules! nibble_groups {
@@ -526,8 +571,9 @@ pub(crate) mod tests {
     }
 
     /// Every codec that has groups.
-    pub(crate) const GROUPED: [crate::decode::BlockCodec; 12] = [
+    pub(crate) const GROUPED: [crate::decode::BlockCodec; 13] = [
         ggml::Q2_K,
+        iquants::IQ1_M,
         iquants::IQ1_S,
         ggml::TQ1_0,
         ggml::TQ2_0,

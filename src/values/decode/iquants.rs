@@ -20,7 +20,7 @@ const QK4_NL: usize = 32;
 pub(super) const IQ1_DELTA: f32 = 0.125;
 
 pub(super) const IQ1_S_BYTES: usize = 50;
-const IQ1_M_BYTES: usize = 56;
+pub(super) const IQ1_M_BYTES: usize = 56;
 const IQ2_XXS_BYTES: usize = 66;
 const IQ2_XS_BYTES: usize = 74;
 const IQ2_S_BYTES: usize = 82;
@@ -51,7 +51,7 @@ pub const IQ1_M: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: iq1_m_plain,
     scales: Some(|src, out| out.extend(src.as_chunks::<IQ1_M_BYTES>().0.iter().map(iq1_m_scale))),
-    groups: None,
+    groups: Some(super::groups::Grouping::Quads(super::groups::iq1_m)),
     nonfinite: None,
 };
 
@@ -334,7 +334,7 @@ fn iq1_s_block(b: &[u8; IQ1_S_BYTES], y: &mut [f32; QK_K]) {
 }
 
 /// IQ1_M's `d`: an `f16` whose four nibbles are the top nibbles of the four u16 scale words.
-fn iq1_m_scale(b: &[u8; IQ1_M_BYTES]) -> f32 {
+pub(super) fn iq1_m_scale(b: &[u8; IQ1_M_BYTES]) -> f32 {
     let sc = |k: usize| u16_at(b, 48 + 2 * k);
     let bits = sc(0) >> 12 | (sc(1) >> 8 & 0x00F0) | (sc(2) >> 4 & 0x0F00) | (sc(3) & 0xF000);
     f16_le(&bits.to_le_bytes())
