@@ -140,8 +140,10 @@ scalar_codec!(I64, 8, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")) as 
 pub const Q4_0: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 18,
-    #[cfg(not(target_arch = "wasm32"))]
-    decode: widest!(q4_0_plain),
+    #[cfg(target_arch = "x86_64")]
+    decode: super::x86_simd::q4_0,
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
+    decode: q4_0_plain,
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
@@ -149,7 +151,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
     nonfinite: None,
 };
 
-/// [`Q4_0`]'s decoder, portable (the wasm bundle runs its vector twin).
+/// [`Q4_0`]'s decoder, portable (x86 and the wasm bundle run vector twins).
 #[inline(always)]
 pub fn q4_0_plain(src: &[u8], dst: &mut [f32]) {
     blocks!(src, dst, 18, 32, |b, y| {
@@ -165,8 +167,10 @@ pub fn q4_0_plain(src: &[u8], dst: &mut [f32]) {
 pub const Q4_1: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 20,
-    #[cfg(not(target_arch = "wasm32"))]
-    decode: widest!(q4_1_plain),
+    #[cfg(target_arch = "x86_64")]
+    decode: super::x86_simd::q4_1,
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
+    decode: q4_1_plain,
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_1,
     scales: Some(scales_f16_at::<20, 0>),
@@ -174,7 +178,7 @@ pub const Q4_1: BlockCodec = BlockCodec {
     nonfinite: None,
 };
 
-/// [`Q4_1`]'s decoder, portable (the wasm bundle runs its vector twin).
+/// [`Q4_1`]'s decoder, portable (x86 and the wasm bundle run vector twins).
 #[inline(always)]
 pub fn q4_1_plain(src: &[u8], dst: &mut [f32]) {
     blocks!(src, dst, 20, 32, |b, y| {

@@ -3,7 +3,93 @@
 
 use core::arch::x86_64::*;
 
-use super::ggml::{nvfp4_plain, ue4m3_half, FP4_DOUBLED};
+use super::f16_le;
+use super::ggml::{nvfp4_plain, q4_0_plain, q4_1_plain, ue4m3_half, FP4_DOUBLED};
+
+/// Runs `$avx2` where the CPU has AVX2, else the portable `$plain`.
+macro_rules! with_avx2 {
+    ($(#[$doc:meta])* $name:ident = $avx2:ident or $plain:ident) => {
+        $(#[$doc])*
+        pub fn $name(src: &[u8], dst: &mut [f32]) {
+            if is_x86_feature_detected!("avx2") {
+                // SAFETY: detected just now.
+                unsafe { $avx2(src, dst) }
+            } else {
+                $plain(src, dst)
+            }
+        }
+    };
+}
+
+with_avx2!(
+    /// Q4_0 ([`q4_0_plain`]): with the scale converted inline, the compiler vectorised the
+    /// portable decoder across blocks, which took twice as long as this.
+    q4_0 = q4_0_avx2 or q4_0_plain
+);
+with_avx2!(
+    /// Q4_1 ([`q4_1_plain`]), as [`q4_0`].
+    q4_1 = q4_1_avx2 or q4_1_plain
+);
+
+/// The levels of 16 code bytes' nibbles looked up in `levels` (16 `i8`s), as `f32`: values
+/// `0..16` are the low nibbles, `16..32` the high ones.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn nibble_levels(levels: __m128i, q: __m128i) -> [__m256; 4] {
+    let low4 = _mm_set1_epi8(0x0f);
+    let (lo, hi) = (_mm_and_si128(q, low4), _mm_and_si128(_mm_srli_epi16::<4>(q), low4));
+    let (lo, hi) = (_mm_shuffle_epi8(levels, lo), _mm_shuffle_epi8(levels, hi));
+    [widen(lo), widen(_mm_srli_si128::<8>(lo)), widen(hi), widen(_mm_srli_si128::<8>(hi))]
+}
+
+/// Eight `i8`s, the low half of `v`, as `f32`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn widen(v: __m128i) -> __m256 {
+    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v))
+}
+
+/// Store `v` (32 values) to `y`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store32(y: &mut [f32; 32], v: [__m256; 4]) {
+    for (k, v) in v.into_iter().enumerate() {
+        // SAFETY: values `8k..8k + 8` of 32.
+        unsafe { _mm256_storeu_ps(y.as_mut_ptr().add(8 * k), v) };
+    }
+}
+
+/// `(q − 8) · d` per 32 values.
+#[target_feature(enable = "avx2")]
+fn q4_0_avx2(src: &[u8], dst: &mut [f32]) {
+    let levels = _mm_setr_epi8(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+    for (b, y) in src.as_chunks::<18>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        let d = _mm256_set1_ps(f16_le(b));
+        // SAFETY: bytes 2..18 of the block.
+        let q = unsafe { _mm_loadu_si128(b.as_ptr().add(2).cast()) };
+        let mut v = nibble_levels(levels, q);
+        for v in &mut v {
+            *v = _mm256_mul_ps(*v, d);
+        }
+        store32(y, v);
+    }
+}
+
+/// `q · d + m` per 32 values.
+#[target_feature(enable = "avx2")]
+fn q4_1_avx2(src: &[u8], dst: &mut [f32]) {
+    let levels = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (b, y) in src.as_chunks::<20>().0.iter().zip(dst.as_chunks_mut::<32>().0) {
+        let (d, m) = (_mm256_set1_ps(f16_le(b)), _mm256_set1_ps(f16_le(&b[2..])));
+        // SAFETY: bytes 4..20 of the block.
+        let q = unsafe { _mm_loadu_si128(b.as_ptr().add(4).cast()) };
+        let mut v = nibble_levels(levels, q);
+        for v in &mut v {
+            *v = _mm256_add_ps(_mm256_mul_ps(*v, d), m);
+        }
+        store32(y, v);
+    }
+}
 
 /// NVFP4 ([`nvfp4_plain`]) with AVX2 where the CPU has it: each sixteen codes' levels looked up
 /// by one byte shuffle.
@@ -43,6 +129,40 @@ fn nvfp4_avx2(src: &[u8], dst: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Random bytes, `f16` fields of every kind among them.
+    fn random_bytes(n: usize, seed: &mut u64) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                (*seed >> 24) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn q4_decoders_equal_the_plain_ones_bit_for_bit() {
+        assert!(is_x86_feature_detected!("avx2"), "this test wants the AVX2 kernels");
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        type Decode = fn(&[u8], &mut [f32]);
+        let cases: [(&str, usize, Decode, Decode); 2] =
+            [("Q4_0", 18, q4_0, q4_0_plain), ("Q4_1", 20, q4_1, q4_1_plain)];
+        for (name, block, fast, plain) in cases {
+            // Whole blocks and a partial one, which neither decodes.
+            let bytes = random_bytes(block * 777 + block / 2, &mut seed);
+            let n = bytes.len() / block * 32;
+            let (mut want, mut got) = (vec![f32::NAN; n], vec![f32::NAN; n]);
+            plain(&bytes, &mut want);
+            fast(&bytes, &mut got);
+            // Bits equal, or both NaN: which of two NaN operands a sum keeps is the compiler's.
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{name} value {i}: {g} vs {w}");
+            }
+            assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|&v| v != 0.0 && v.is_finite()), "{name}");
+        }
+    }
 
     #[test]
     fn nvfp4_equals_the_plain_decoder_bit_for_bit() {
