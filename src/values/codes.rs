@@ -17,11 +17,12 @@ use super::wire::{Reader, Writer};
 ///
 /// Codes are counted in `u32` (a 2-byte type's 65,536 counts then take 256 KiB, not 512, and
 /// stay in the core's cache: 1.3x faster measured) and settled into the `u64` totals before
-/// any count could overflow.
+/// any count could overflow. The totals are allocated only then: the pages of a fresh table cost
+/// a fault each when first touched, and parts joined through them spent a millisecond so.
 #[derive(Clone)]
 pub struct CodeCounts {
     codec: BlockCodec,
-    /// Counts settled so far.
+    /// Counts settled so far (empty before the first settling).
     counts: Vec<u64>,
     /// Counts since the last settling.
     fresh: Vec<u32>,
@@ -60,7 +61,7 @@ impl CodeCounts {
     pub fn for_codec(codec: &BlockCodec) -> Option<CodeCounts> {
         (codec.block_elems == 1 && matches!(codec.block_bytes, 1 | 2)).then(|| {
             let codes = 1 << (8 * codec.block_bytes);
-            CodeCounts { codec: *codec, counts: vec![0; codes], fresh: vec![0; codes], fresh_n: 0 }
+            CodeCounts { codec: *codec, counts: Vec::new(), fresh: vec![0; codes], fresh_n: 0 }
         })
     }
 
@@ -113,6 +114,9 @@ impl CodeCounts {
 
     /// Move the fresh counts into the totals.
     fn settle(&mut self) {
+        if self.counts.is_empty() {
+            self.counts = vec![0; self.fresh.len()];
+        }
         for (total, fresh) in self.counts.iter_mut().zip(&mut self.fresh) {
             *total += u64::from(std::mem::take(fresh));
         }
@@ -121,6 +125,9 @@ impl CodeCounts {
 
     /// Every code's count.
     fn totals(&self) -> Vec<u64> {
+        if self.counts.is_empty() {
+            return self.fresh.iter().map(|&f| u64::from(f)).collect();
+        }
         self.counts.iter().zip(&self.fresh).map(|(&t, &f)| t + u64::from(f)).collect()
     }
 
@@ -132,26 +139,43 @@ impl CodeCounts {
     /// Read what [`CodeCounts::write`] wrote, for values stored as `codec`.
     pub fn read(codec: &BlockCodec, r: &mut Reader) -> Option<CodeCounts> {
         let empty = CodeCounts::for_codec(codec)?;
-        let counts = r.sparse(empty.counts.len()).filter(|c| c.len() == empty.counts.len())?;
+        let counts = r.sparse(empty.fresh.len()).filter(|c| c.len() == empty.fresh.len())?;
         Some(CodeCounts { counts, ..empty })
     }
 
-    /// Fold in the counts of another part.
+    /// Fold in the counts of another part: into the fresh counts while they cannot overflow
+    /// (no new table touched), else into the totals.
     pub fn merge(&mut self, other: &CodeCounts) {
+        if other.counts.is_empty() && self.fresh_n + other.fresh_n <= u64::from(u32::MAX) {
+            for (a, &b) in self.fresh.iter_mut().zip(&other.fresh) {
+                *a += b;
+            }
+            self.fresh_n += other.fresh_n;
+            return;
+        }
+        self.settle();
         for (a, b) in self.counts.iter_mut().zip(other.totals()) {
             *a += b;
         }
     }
 
-    /// Each code that occurs, as its value, with its count: every code decoded in one call (a
-    /// call per code, three times over, was a serial cost of every parallel histogram).
+    /// Each code that occurs, as its value, with its count: codes decoded a thousand at a time
+    /// into the stack (a call per code, three times over, was a serial cost of every parallel
+    /// histogram, and whole-table buffers a page fault per 4 KiB).
     fn values(totals: &[u64], codec: BlockCodec) -> Vec<(f32, u64)> {
+        const STEP: usize = 1024;
         let width = codec.block_bytes;
-        let codes: Vec<u8> =
-            (0..totals.len()).flat_map(|code| (code as u16).to_le_bytes().into_iter().take(width)).collect();
-        let mut decoded = vec![0f32; totals.len()];
-        (codec.decode)(&codes, &mut decoded);
-        decoded.into_iter().zip(totals).filter(|&(_, &c)| c > 0).map(|(v, &c)| (v, c)).collect()
+        let mut out = Vec::new();
+        for (chunk, counts) in totals.chunks(STEP).enumerate() {
+            let (mut codes, mut decoded) = ([0u8; 2 * STEP], [0f32; STEP]);
+            for i in 0..counts.len() {
+                let code = ((chunk * STEP + i) as u16).to_le_bytes();
+                codes[width * i..width * (i + 1)].copy_from_slice(&code[..width]);
+            }
+            (codec.decode)(&codes[..width * counts.len()], &mut decoded[..counts.len()]);
+            out.extend(decoded.iter().zip(counts).filter(|&(_, &c)| c > 0).map(|(&v, &c)| (v, c)));
+        }
+        out
     }
 
     /// The histogram of the values counted.
@@ -679,6 +703,35 @@ pub(crate) mod tests {
                     }
                     assert_eq!(counts.totals(), want, "{width} bytes, from {start}, {len} codes");
                 }
+            }
+        }
+    }
+
+    /// Parts merge into the fresh counts while no count can overflow, and into the totals when
+    /// one could, whichever part settled before: the totals are exact either way.
+    #[test]
+    fn merged_parts_give_exact_totals() {
+        let codec = ggml::F16;
+        let part = |fresh_n: u32, settled: bool| {
+            let mut c = CodeCounts::for_codec(&codec).unwrap();
+            c.fresh[7] = fresh_n;
+            c.fresh[9] = 1;
+            c.fresh_n = u64::from(fresh_n) + 1;
+            if settled {
+                c.settle();
+                c.fresh[7] = 2;
+                c.fresh_n = 2;
+            }
+            c
+        };
+        for (a, b) in [(5, 6), (u32::MAX - 9, 5), (u32::MAX - 1, u32::MAX - 1)] {
+            for settled in [(false, false), (true, false), (false, true), (true, true)] {
+                let (mut x, y) = (part(a, settled.0), part(b, settled.1));
+                let want: Vec<u64> = x.totals().iter().zip(y.totals()).map(|(p, q)| p + q).collect();
+                x.merge(&y);
+                assert_eq!(x.totals(), want, "{a} + {b}, settled {settled:?}");
+                assert!(x.fresh_n <= u64::from(u32::MAX));
+                assert!(x.fresh.iter().all(|&f| u64::from(f) <= x.fresh_n));
             }
         }
     }
