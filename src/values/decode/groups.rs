@@ -416,16 +416,13 @@ pub(super) fn iq1_m(src: &[u8], out: &mut Vec<Quad>) {
 /// [`Counter`] the CPU has.
 macro_rules! nibble_groups {
     ($(#[$doc:meta])* $name:ident = $with:ident) => {
-        nibble_groups!($(#[$doc])* $name = $with, Group);
-    };
-    ($(#[$doc:meta])* $name:ident = $with:ident, $entries:ty) => {
         $(#[$doc])*
-        pub(super) fn $name(src: &[u8], out: &mut Vec<$entries>) {
+        pub(super) fn $name(src: &[u8], out: &mut Vec<Group>) {
             #[cfg(target_arch = "x86_64")]
             {
                 if nibbles::Avx512::detected() {
                     #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq")]
-                    unsafe fn avx512(src: &[u8], out: &mut Vec<$entries>) {
+                    unsafe fn avx512(src: &[u8], out: &mut Vec<Group>) {
                         $with::<nibbles::Avx512>(src, out)
                     }
                     // SAFETY: detected just now.
@@ -433,7 +430,7 @@ macro_rules! nibble_groups {
                 }
                 if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
                     #[target_feature(enable = "avx2,popcnt")]
-                    unsafe fn avx2(src: &[u8], out: &mut Vec<$entries>) {
+                    unsafe fn avx2(src: &[u8], out: &mut Vec<Group>) {
                         $with::<nibbles::Avx2>(src, out)
                     }
                     // SAFETY: both detected just now.
@@ -461,46 +458,6 @@ fn q4_k_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
             let [(d1, m1), (d2, m2)] = ggml::k_chunk_scales(d, min, &b[4..16], chunk);
             out.push(Group::new(d1, -m1, &IDENTITY, counts[2 * chunk]));
             out.push(Group::new(d2, -m2, &IDENTITY, counts[2 * chunk + 1]));
-        }
-    }
-}
-
-/// Q3_K's pairs of sub-blocks: entry `i` is code `i / 2` (the value `i / 2 − 4`) of sub-block
-/// `i % 2`.
-static Q3K_PAIR: [f32; 16] = widen(&[-4, -4, -3, -3, -2, -2, -1, -1, 0, 0, 1, 1, 2, 2, 3, 3]);
-
-nibble_groups!(
-    /// Q3_K: `d·(sc − 32) · (q − 4)` per 16 values of 3-bit codes (two bits in `qs`, the third
-    /// in `hmask`), two sub-blocks a quad. The sub-blocks that share their code bytes are paired:
-    /// each byte's two 3-bit codes become one byte, sub-block `k`'s code `c` as nibble value
-    /// `2c + k`, and the nibble counters count them.
-    q3_k = q3_k_with,
-    Quad
-);
-#[inline(always)]
-fn q3_k_with<C: Counter>(src: &[u8], out: &mut Vec<Quad>) {
-    for b in src.as_chunks::<110>().0 {
-        let (hm, qs) = (&b[..32], &b[32..96]);
-        let sc = ggml::q3k_scales(&b[96..108]);
-        let d = f16_le(&b[108..]);
-        // Pair `p = 4·half + 2·jp + part` is sub-blocks `8·half + 2j + part` for j = 2jp and
-        // 2jp + 1 (the decoder's order): bytes `32·half + 16·part..` of `qs` at bits 2j, and
-        // bit `4·half + j` of `hmask[16·part..]` (set: `q`, clear: `q − 4`).
-        let mut paired = [0u8; 128];
-        for (p, out) in paired.as_chunks_mut::<16>().0.iter_mut().enumerate() {
-            let (half, jp, part) = (p / 4, p / 2 % 2, p % 2);
-            let (q, h) = (&qs[32 * half + 16 * part..][..16], &hm[16 * part..][..16]);
-            let (j, m) = (2 * jp, 4 * half + 2 * jp);
-            for l in 0..16 {
-                let code = |j: usize, m: usize| (q[l] >> (2 * j) & 3) | (h[l] >> m & 1) << 2;
-                out[l] = (2 * code(j, m)) | ((2 * code(j + 1, m + 1) + 1) << 4);
-            }
-        }
-        for (p, counts) in C::joint(&paired).into_iter().enumerate() {
-            let (half, jp, part) = (p / 4, p / 2 % 2, p % 2);
-            let first = 8 * half + 4 * jp + part;
-            let dl = [first, first + 2].map(|s| d * (i32::from(sc[s]) - 32) as f32);
-            out.push(Quad { a: [dl[0], dl[1], dl[0], dl[1]], b: [NO_OFFSET; 4], table: &Q3K_PAIR, counts });
         }
     }
 }
@@ -614,9 +571,8 @@ pub(crate) mod tests {
     }
 
     /// Every codec that has groups.
-    pub(crate) const GROUPED: [crate::decode::BlockCodec; 14] = [
+    pub(crate) const GROUPED: [crate::decode::BlockCodec; 13] = [
         ggml::Q2_K,
-        ggml::Q3_K,
         iquants::IQ1_M,
         iquants::IQ1_S,
         ggml::TQ1_0,
@@ -665,7 +621,7 @@ pub(crate) mod tests {
                 assert_eq!(got, decoded, "{} bytes per block, round {round}", codec.block_bytes);
             }
         }
-        for plain in [ggml::Q8_0, ggml::Q6_K, ggml::Q5_K, ggml::NVFP4, ggml::F16, iquants::IQ2_XXS] {
+        for plain in [ggml::Q8_0, ggml::Q6_K, ggml::Q5_K, ggml::Q3_K, ggml::NVFP4, ggml::F16, iquants::IQ2_XXS] {
             assert!(plain.groups.is_none());
         }
     }
