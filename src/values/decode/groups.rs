@@ -9,12 +9,15 @@
 //!
 //! Formats with few codes over many elements have groups: Q1_0, Q2_0, TQ1_0 and TQ2_0 (two to
 //! four codes over 64 to 256 elements, counted with population counts or, for TQ1_0's trits, a
-//! table per byte), IQ1_S (three grid values per 32 elements, counted per grid row by table;
-//! IQ1_M's scale covers 16, and groups of 16 measured 0.9x its values), and the 4-bit ones with
-//! a scale per 32 elements (Q4_0, Q4_1, Q4_K, IQ4_NL, IQ4_XS, MXFP4), whose codes are counted in
-//! vectors ([`super::nibbles`]). Codes are never counted one by one: a run of equal codes then
-//! waits on one counter (TQ2_0 ran at a third of ggml's speed so), and sixteen codes over 32
-//! elements cost as much as binning the values.
+//! table per byte), IQ1_S (three grid values per 32 elements, counted per grid row by table),
+//! and the 4-bit ones with a scale per 32 elements (Q4_0, Q4_1, Q4_K, IQ4_NL, IQ4_XS, MXFP4),
+//! whose codes are counted in vectors ([`super::nibbles`]). Types with a scale per 16 or 8
+//! elements have quads ([`Quad`]), four sub-blocks' few codes as one set of sixteen entries: Q2_K
+//! (four codes per 16 elements) and IQ1_M (three grid values per 8). Codes are never counted one
+//! by one: a run of equal codes then waits on one counter (TQ2_0 ran at a third of ggml's speed
+//! so), and sixteen codes over 32 elements cost as much as binning the values. (Q3_K's eight
+//! codes per 16 elements, two sub-blocks a quad, measured 1.3x natively but 0.67x in the
+//! workers' wasm, so it is decoded.)
 
 use super::nibbles::{self, Counter};
 use super::{f16_le, ggml, iquants};
@@ -77,7 +80,7 @@ impl Entries for Group {
 }
 
 /// Four sub-blocks of four codes each, for types with a scale and offset per 16 values
-/// ([`q2_k_quads`]): entry `i` is code `i / 4` of sub-block `i % 4`. Kept apart from [`Group`]
+/// (Q2_K, IQ1_M): entry `i` is code `i / 4` of sub-block `i % 4`. Kept apart from [`Group`]
 /// so that groups of one scale stay small (as quads, the 4-bit types measured 0.82-0.90x).
 #[derive(Clone, Copy, Debug)]
 pub struct Quad {
