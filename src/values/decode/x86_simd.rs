@@ -91,16 +91,10 @@ fn q4_1_avx2(src: &[u8], dst: &mut [f32]) {
     }
 }
 
-/// NVFP4 ([`nvfp4_plain`]) with AVX2 where the CPU has it: each sixteen codes' levels looked up
-/// by one byte shuffle.
-pub fn nvfp4(src: &[u8], dst: &mut [f32]) {
-    if is_x86_feature_detected!("avx2") {
-        // SAFETY: detected just now.
-        unsafe { nvfp4_avx2(src, dst) }
-    } else {
-        nvfp4_plain(src, dst)
-    }
-}
+with_avx2!(
+    /// NVFP4 ([`nvfp4_plain`]): each sixteen codes' levels looked up by one byte shuffle.
+    nvfp4 = nvfp4_avx2 or nvfp4_plain
+);
 
 #[target_feature(enable = "avx2")]
 fn nvfp4_avx2(src: &[u8], dst: &mut [f32]) {
@@ -168,17 +162,9 @@ mod tests {
     fn nvfp4_equals_the_plain_decoder_bit_for_bit() {
         // Every scale byte in every slot, codes from a generator, and a partial last block.
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut bytes = Vec::new();
-        for block in 0..256 * 4 {
-            let mut b = [0u8; 36];
-            for x in &mut b {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                *x = (seed >> 24) as u8;
-            }
+        let mut bytes = random_bytes(36 * 256 * 4, &mut seed);
+        for (block, b) in bytes.chunks_mut(36).enumerate() {
             b[block % 4] = (block / 4) as u8;
-            bytes.extend(b);
         }
         bytes.extend([7u8; 20]);
         let blocks = bytes.len() / 36;
