@@ -250,11 +250,11 @@ fn nibble_counters_in_the_bundle_equal_the_plain_counts() {
 fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
     use tensorscope::engine::codes::{add_groups, add_groups_portable};
     use tensorscope::engine::decode::ggml::codec;
-    use tensorscope::engine::decode::groups::{Entries, Grouping};
+    use tensorscope::engine::decode::groups::{Entries, Grouping, Scale};
     use tensorscope::engine::gguf::GgmlType;
     use tensorscope::engine::histogram::Histogram;
     /// `bytes` taken apart by `entries_of`, counted by the bundle's kernel and the portable one.
-    fn both_kernels<G: Entries>(entries_of: fn(&[u8], &mut Vec<G>), bytes: &[u8]) -> [Histogram; 2] {
+    fn both_kernels<S: Scale>(entries_of: fn(&[u8], &mut Vec<Entries<S>>), bytes: &[u8]) -> [Histogram; 2] {
         let mut groups = Vec::new();
         entries_of(bytes, &mut groups);
         let (mut vector, mut portable) = (Histogram::default(), Histogram::default());

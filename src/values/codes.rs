@@ -7,7 +7,7 @@
 //! instead ([`add_groups`]): each group's distinct values are converted and binned once, and
 //! their statistics are folded per piece like decoded values'.
 
-use super::decode::groups::Entries;
+use super::decode::groups::{Entries, Scale};
 use super::decode::BlockCodec;
 use super::histogram::Histogram;
 use super::stats::{greater, lesser, Stats, F32_SUMS_LIMIT};
@@ -198,7 +198,7 @@ impl CodeCounts {
 /// `count · (v − s)²` in `f64` (`s` the first value seen, a shift that keeps the spread stable
 /// however large the mean), so no group is reduced on its own. Groups with large or non-finite
 /// scales (rare) are taken value by value ([`Stats::of_counts`]) and merged in.
-pub fn add_groups<G: Entries>(h: &mut Histogram, groups: &[G]) {
+pub fn add_groups<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
     #[cfg(target_arch = "x86_64")]
     {
         if avx512::detected() {
@@ -207,7 +207,7 @@ pub fn add_groups<G: Entries>(h: &mut Histogram, groups: &[G]) {
         }
         if std::is_x86_feature_detected!("avx2") {
             #[target_feature(enable = "avx2")]
-            unsafe fn avx2<G: Entries>(h: &mut Histogram, groups: &[G]) {
+            unsafe fn avx2<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
                 add_groups_with(h, groups);
             }
             // SAFETY: AVX2 was detected just now.
@@ -222,15 +222,15 @@ pub fn add_groups<G: Entries>(h: &mut Histogram, groups: &[G]) {
 
 /// [`add_groups`]' portable kernel, which every other kernel equals to the bit (for tests).
 #[doc(hidden)]
-pub fn add_groups_portable<G: Entries>(h: &mut Histogram, groups: &[G]) {
+pub fn add_groups_portable<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
     add_groups_with(h, groups);
 }
 
 /// Whether a group's values are all finite and small enough to sum in `f64` lanes: tables hold
 /// magnitudes under 128.
 #[inline(always)]
-fn summable<G: Entries>(g: &G) -> bool {
-    g.a4().iter().all(|a| a.abs() < F32_SUMS_LIMIT / 256.0) && g.b4().iter().all(|b| b.abs() < F32_SUMS_LIMIT)
+fn summable<S: Scale>(g: &Entries<S>) -> bool {
+    g.a.four().iter().all(|a| a.abs() < F32_SUMS_LIMIT / 256.0) && g.b.four().iter().all(|b| b.abs() < F32_SUMS_LIMIT)
 }
 
 /// The statistics of a group taken value by value (one with large or non-finite values).
@@ -267,7 +267,7 @@ mod avx512 {
     use core::arch::x86_64::*;
 
     use super::{
-        count_packed, first_counted, lane_stats, odd_group, summable, Entries, Histogram, Pipelined, Stats,
+        count_packed, first_counted, lane_stats, odd_group, summable, Entries, Histogram, Pipelined, Scale, Stats,
         CHUNK_GROUPS,
     };
 
@@ -278,7 +278,7 @@ mod avx512 {
 
     /// [`super::add_groups`], the same operations lane for lane as its portable twin.
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub unsafe fn add_groups<G: Entries>(h: &mut Histogram, groups: &[G]) {
+    pub unsafe fn add_groups<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
         let fine = h.fine_mut();
         let mut odd = Stats::default();
         let mut shift: Option<f32> = None;
@@ -295,15 +295,15 @@ mod avx512 {
                 // SAFETY: loads of a group's 16 table entries and 16 counts; a store of 16 lanes
                 // into 16 u32s; AVX-512F and DQ are this function's.
                 let (v, c) = unsafe {
-                    let t = _mm512_loadu_ps(g.table().as_ptr());
+                    let t = _mm512_loadu_ps(g.table.as_ptr());
                     // Lane i's scale and offset are entry i % 4's: the four, repeated.
-                    let (a4, b4) = (g.a4(), g.b4());
+                    let (a4, b4) = (g.a.four(), g.b.four());
                     let (a, b) = (
                         _mm512_broadcast_f32x4(_mm_loadu_ps(a4.as_ptr())),
                         _mm512_broadcast_f32x4(_mm_loadu_ps(b4.as_ptr())),
                     );
                     let v = _mm512_add_ps(_mm512_mul_ps(a, t), b);
-                    let c = _mm512_cvtepu16_epi32(_mm256_loadu_si256(g.counts().as_ptr().cast()));
+                    let c = _mm512_cvtepu16_epi32(_mm256_loadu_si256(g.counts.as_ptr().cast()));
                     let key = _mm512_srli_epi32::<16>(_mm512_castps_si512(v));
                     _mm512_storeu_si512(packed.as_mut_ptr().cast(), _mm512_or_si512(key, _mm512_slli_epi32::<16>(c)));
                     (v, c)
@@ -312,14 +312,14 @@ mod avx512 {
                     let mut vs = [0f32; 16];
                     // SAFETY: a store of 16 lanes into 16 floats.
                     unsafe { _mm512_storeu_ps(vs.as_mut_ptr(), v) };
-                    odd.merge(&odd_group(&vs, g.counts()));
+                    odd.merge(&odd_group(&vs, &g.counts));
                     continue;
                 }
                 let s = *shift.get_or_insert_with(|| {
                     let mut vs = [0f32; 16];
                     // SAFETY: as above.
                     unsafe { _mm512_storeu_ps(vs.as_mut_ptr(), v) };
-                    first_counted(&vs, g.counts()).unwrap_or(0.0)
+                    first_counted(&vs, &g.counts).unwrap_or(0.0)
                 });
                 let halves = [
                     (_mm512_castps512_ps256(v), _mm512_castsi512_si256(c)),
@@ -372,7 +372,7 @@ mod simd128 {
     use core::arch::wasm32::*;
 
     use super::{
-        count_packed, first_counted, lane_stats, odd_group, summable, Entries, Histogram, Pipelined, Stats,
+        count_packed, first_counted, lane_stats, odd_group, summable, Entries, Histogram, Pipelined, Scale, Stats,
         CHUNK_GROUPS,
     };
 
@@ -389,7 +389,7 @@ mod simd128 {
     }
 
     #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
-    pub fn add_groups<G: Entries>(h: &mut Histogram, groups: &[G]) {
+    pub fn add_groups<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
         let fine = h.fine_mut();
         let mut odd = Stats::default();
         let mut shift: Option<f32> = None;
@@ -407,10 +407,10 @@ mod simd128 {
                 }
                 // SAFETY (the loads and stores): 4 and 16 floats, 16 u16s and 16 u32s, in bounds,
                 // unaligned. Lane 4q + j's scale and offset are entry j's of the four.
-                let (a4, b4) = (g.a4(), g.b4());
+                let (a4, b4) = (g.a.four(), g.b.four());
                 let (a, b) = unsafe { (v128_load(a4.as_ptr().cast()), v128_load(b4.as_ptr().cast())) };
                 let (counts_lo, counts_hi) =
-                    unsafe { (v128_load(g.counts().as_ptr().cast()), v128_load(g.counts().as_ptr().add(8).cast())) };
+                    unsafe { (v128_load(g.counts.as_ptr().cast()), v128_load(g.counts.as_ptr().add(8).cast())) };
                 let c = [
                     u32x4_extend_low_u16x8(counts_lo),
                     u32x4_extend_high_u16x8(counts_lo),
@@ -419,7 +419,7 @@ mod simd128 {
                 ];
                 let v: [v128; 4] = core::array::from_fn(|q| {
                     // SAFETY: as above.
-                    let t = unsafe { v128_load(g.table().as_ptr().add(4 * q).cast()) };
+                    let t = unsafe { v128_load(g.table.as_ptr().add(4 * q).cast()) };
                     f32x4_add(f32x4_mul(a, t), b)
                 });
                 for q in 0..4 {
@@ -436,11 +436,11 @@ mod simd128 {
                     vs
                 };
                 if !summable(g) {
-                    odd.merge(&odd_group(&values(), g.counts()));
+                    odd.merge(&odd_group(&values(), &g.counts));
                     continue;
                 }
                 let s = f64x2_splat(f64::from(
-                    *shift.get_or_insert_with(|| first_counted(&values(), g.counts()).unwrap_or(0.0)),
+                    *shift.get_or_insert_with(|| first_counted(&values(), &g.counts).unwrap_or(0.0)),
                 ));
                 macro_rules! quad {
                     ($q:literal) => {
@@ -541,7 +541,7 @@ fn count_packed(fine: &mut [u64; 1 << 16], packed: &[u32; 16]) {
 /// [`add_groups`], inlined into each instruction set's copy.
 #[inline(always)]
 #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
-fn add_groups_with<G: Entries>(h: &mut Histogram, groups: &[G]) {
+fn add_groups_with<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
     let fine = h.fine_mut();
     let mut odd = Stats::default();
     let mut shift: Option<f32> = None;
@@ -560,16 +560,16 @@ fn add_groups_with<G: Entries>(h: &mut Histogram, groups: &[G]) {
             let mut v = [0f32; 16];
             for i in 0..16 {
                 v[i] = g.value(i);
-                packed[i] = (v[i].to_bits() >> 16) | u32::from(g.counts()[i]) << 16;
+                packed[i] = (v[i].to_bits() >> 16) | u32::from(g.counts[i]) << 16;
             }
             if !summable(g) {
-                odd.merge(&odd_group(&v, g.counts()));
+                odd.merge(&odd_group(&v, &g.counts));
                 continue;
             }
-            let s = f64::from(*shift.get_or_insert_with(|| first_counted(&v, g.counts()).unwrap_or(0.0)));
+            let s = f64::from(*shift.get_or_insert_with(|| first_counted(&v, &g.counts).unwrap_or(0.0)));
             for i in 0..16 {
                 // A batch holds far fewer than `u32::MAX` elements; counts are exact in f64.
-                let c = u32::from(g.counts()[i]);
+                let c = u32::from(g.counts[i]);
                 let (cf, d) = (f64::from(c), f64::from(v[i]) - s);
                 sum[i] += cf * d;
                 sq[i] += cf * d * d;
@@ -670,7 +670,7 @@ pub(crate) mod tests {
     }
 
     /// `bytes` taken apart by `entries_of` and counted by the portable kernel and the dispatched one.
-    fn both_kernels<G: Entries>(entries_of: fn(&[u8], &mut Vec<G>), bytes: &[u8]) -> [Histogram; 2] {
+    fn both_kernels<S: Scale>(entries_of: fn(&[u8], &mut Vec<Entries<S>>), bytes: &[u8]) -> [Histogram; 2] {
         let mut groups = Vec::new();
         entries_of(bytes, &mut groups);
         let mut portable = Histogram::default();

@@ -25,32 +25,48 @@ use super::{f16_le, ggml, iquants};
 /// The offset of formats whose decoder adds none: `x + (−0.0) == x` for every `x`.
 const NO_OFFSET: f32 = -0.0;
 
-/// What [`crate::codes::add_groups`] counts: sixteen entries, each a value and how many of a
-/// block's elements hold it. Entry `i` is worth `a[i % 4] · table[i] + b[i % 4]`, computed in
-/// `f32` in that order.
-pub trait Entries: Copy {
-    /// The four scales, entry `i` taking the `i % 4`th.
-    fn a4(&self) -> [f32; 4];
-    /// The four offsets, as [`Entries::a4`].
-    fn b4(&self) -> [f32; 4];
-    fn table(&self) -> &'static [f32; 16];
-    fn counts(&self) -> &[u16; 16];
+/// A scale or an offset of a set of [`Entries`]: one for all sixteen, or four (entry `i` taking
+/// the `i % 4`th).
+pub trait Scale: Copy {
+    /// The four, one repeated where there is one.
+    fn four(self) -> [f32; 4];
+}
 
+impl Scale for f32 {
+    #[inline(always)]
+    fn four(self) -> [f32; 4] {
+        [self; 4]
+    }
+}
+
+impl Scale for [f32; 4] {
+    #[inline(always)]
+    fn four(self) -> [f32; 4] {
+        self
+    }
+}
+
+/// What [`crate::codes::add_groups`] counts: sixteen entries, each a value and how many of a
+/// block's elements hold it. Entry `i` is worth `a[i % 4] · table[i] + b[i % 4]` (see
+/// [`Scale`]), computed in `f32` in that order.
+#[derive(Clone, Copy, Debug)]
+pub struct Entries<S> {
+    pub a: S,
+    pub b: S,
+    pub table: &'static [f32; 16],
+    pub counts: [u16; 16],
+}
+
+impl<S: Scale> Entries<S> {
     /// Entry `i`'s value.
     #[inline(always)]
-    fn value(&self, i: usize) -> f32 {
-        self.a4()[i % 4] * self.table()[i] + self.b4()[i % 4]
+    pub fn value(&self, i: usize) -> f32 {
+        self.a.four()[i % 4] * self.table[i] + self.b.four()[i % 4]
     }
 }
 
 /// A group of a block's values under one scale and offset: per code, how many elements hold it.
-#[derive(Clone, Copy, Debug)]
-pub struct Group {
-    pub a: f32,
-    pub b: f32,
-    pub table: &'static [f32; 16],
-    pub counts: [u16; 16],
-}
+pub type Group = Entries<f32>;
 
 impl Group {
     /// A group of scale `a` and offset `b`.
@@ -60,54 +76,10 @@ impl Group {
     }
 }
 
-impl Entries for Group {
-    #[inline(always)]
-    fn a4(&self) -> [f32; 4] {
-        [self.a; 4]
-    }
-    #[inline(always)]
-    fn b4(&self) -> [f32; 4] {
-        [self.b; 4]
-    }
-    #[inline(always)]
-    fn table(&self) -> &'static [f32; 16] {
-        self.table
-    }
-    #[inline(always)]
-    fn counts(&self) -> &[u16; 16] {
-        &self.counts
-    }
-}
-
 /// Four sub-blocks of four codes each, for types with a scale and offset per 16 values
 /// (Q2_K, IQ1_M): entry `i` is code `i / 4` of sub-block `i % 4`. Kept apart from [`Group`]
 /// so that groups of one scale stay small (as quads, the 4-bit types measured 0.82-0.90x).
-#[derive(Clone, Copy, Debug)]
-pub struct Quad {
-    pub a: [f32; 4],
-    pub b: [f32; 4],
-    pub table: &'static [f32; 16],
-    pub counts: [u16; 16],
-}
-
-impl Entries for Quad {
-    #[inline(always)]
-    fn a4(&self) -> [f32; 4] {
-        self.a
-    }
-    #[inline(always)]
-    fn b4(&self) -> [f32; 4] {
-        self.b
-    }
-    #[inline(always)]
-    fn table(&self) -> &'static [f32; 16] {
-        self.table
-    }
-    #[inline(always)]
-    fn counts(&self) -> &[u16; 16] {
-        &self.counts
-    }
-}
+pub type Quad = Entries<[f32; 4]>;
 
 /// Appends the groups of `src`'s whole blocks to `out` (see [`super::BlockCodec::groups`]).
 pub type GroupsFn = fn(src: &[u8], out: &mut Vec<Group>);
@@ -557,20 +529,20 @@ pub(crate) mod tests {
 
     /// Every entry's value, repeated by its count, sorted by bits: the multiset of a block's
     /// values.
-    fn multiset<G: Entries>(groups: &[G]) -> Vec<u32> {
+    fn multiset<S: Scale>(groups: &[Entries<S>]) -> Vec<u32> {
         let mut out: Vec<u32> = groups
             .iter()
-            .flat_map(|g| (0..16).flat_map(move |c| std::iter::repeat_n(bits(g.value(c)), g.counts()[c] as usize)))
+            .flat_map(|g| (0..16).flat_map(move |c| std::iter::repeat_n(bits(g.value(c)), g.counts[c] as usize)))
             .collect();
         out.sort_unstable();
         out
     }
 
     /// The elements `groups_of` counts in `bytes`, and their values' multiset.
-    fn entries_of<G: Entries>(groups_of: fn(&[u8], &mut Vec<G>), bytes: &[u8]) -> (usize, Vec<u32>) {
+    fn entries_of<S: Scale>(groups_of: fn(&[u8], &mut Vec<Entries<S>>), bytes: &[u8]) -> (usize, Vec<u32>) {
         let mut groups = Vec::new();
         groups_of(bytes, &mut groups);
-        (groups.iter().flat_map(|g| *g.counts()).map(usize::from).sum(), multiset(&groups))
+        (groups.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&groups))
     }
 
     /// Every codec that has groups.

@@ -4,7 +4,7 @@
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
 use crate::codes::{add_groups, CodeCounts};
-use crate::decode::groups::{Entries, Grouping};
+use crate::decode::groups::{Entries, Group, Grouping, Quad, Scale};
 use crate::decode::{codec_for, layout, BlockCodec};
 use crate::histogram::Histogram;
 use crate::model::{Checkpoint, Lost, Tensor};
@@ -609,8 +609,8 @@ struct Grouped {
 /// A batch of groups, or of quads, and what fills it.
 #[derive(Debug)]
 enum Batch {
-    Groups(fn(&[u8], &mut Vec<crate::decode::groups::Group>), Vec<crate::decode::groups::Group>),
-    Quads(fn(&[u8], &mut Vec<crate::decode::groups::Quad>), Vec<crate::decode::groups::Quad>),
+    Groups(fn(&[u8], &mut Vec<Group>), Vec<Group>),
+    Quads(fn(&[u8], &mut Vec<Quad>), Vec<Quad>),
 }
 
 impl Grouped {
@@ -632,12 +632,12 @@ impl Grouped {
 }
 
 /// Count `bytes` into `h` a batch of `batch_bytes` at a time, each taken apart by `entries_of`.
-fn add_batches<G: Entries>(
+fn add_batches<S: Scale>(
     h: &mut Histogram,
     bytes: &[u8],
     batch_bytes: usize,
-    entries_of: fn(&[u8], &mut Vec<G>),
-    batch: &mut Vec<G>,
+    entries_of: fn(&[u8], &mut Vec<Entries<S>>),
+    batch: &mut Vec<Entries<S>>,
 ) {
     for blocks in bytes.chunks(batch_bytes) {
         batch.clear();
