@@ -18,6 +18,9 @@
 //! so), and sixteen codes over 32 elements cost as much as binning the values. (Q3_K's eight
 //! codes per 16 elements, two sub-blocks a quad, measured 1.3x natively but 0.67x in the
 //! workers' wasm, so it is decoded.)
+//!
+//! Where a block has one scale and no offset (Q1_0, Q2_0, TQ1_0, TQ2_0, Q4_0, IQ4_NL, MXFP4), a
+//! piece's groups are first merged by scale ([`Grouping::ByScale`], [`crate::by_scale`]).
 
 use super::nibbles::{self, Counter};
 use super::{f16_le, ggml, iquants};
@@ -90,6 +93,11 @@ pub type QuadsFn = fn(src: &[u8], out: &mut Vec<Quad>);
 #[derive(Clone, Copy, Debug)]
 pub enum Grouping {
     Groups(GroupsFn),
+    /// Groups of one scale per block and no offset, the scale an `f16` or `E8M0`: a piece holds
+    /// few distinct ones, so the groups are merged by scale before they are counted
+    /// ([`crate::by_scale`]). (Groups of two scales per block, or a scale and an offset, have
+    /// too many distinct keys: Q4_1, Q4_K, IQ4_XS and IQ1_S ran at 0.4-0.5x so.)
+    ByScale(GroupsFn),
     Quads(QuadsFn),
 }
 
@@ -590,7 +598,7 @@ pub(crate) mod tests {
                 let mut decoded: Vec<u32> = values.iter().map(|&v| bits(v)).collect();
                 decoded.sort_unstable();
                 let (n, got) = match groups_fn {
-                    Grouping::Groups(f) => entries_of(f, &bytes),
+                    Grouping::Groups(f) | Grouping::ByScale(f) => entries_of(f, &bytes),
                     Grouping::Quads(f) => entries_of(f, &bytes),
                 };
                 assert_eq!(n, values.len());

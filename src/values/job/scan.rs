@@ -3,6 +3,7 @@
 
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
+use crate::by_scale::ByScale;
 use crate::codes::{add_groups, CodeCounts};
 use crate::decode::groups::{Entries, Group, Grouping, Quad, Scale};
 use crate::decode::{codec_for, layout, BlockCodec};
@@ -610,6 +611,7 @@ struct Grouped {
 #[derive(Debug)]
 enum Batch {
     Groups(fn(&[u8], &mut Vec<Group>), Vec<Group>),
+    ByScale(fn(&[u8], &mut Vec<Group>), Vec<Group>, Box<ByScale>),
     Quads(fn(&[u8], &mut Vec<Quad>), Vec<Quad>),
 }
 
@@ -618,6 +620,7 @@ impl Grouped {
         let batch_bytes = (GROUP_BATCH_ELEMS / codec.block_elems).max(1) * codec.block_bytes;
         let batch = match codec.groups? {
             Grouping::Groups(f) => Batch::Groups(f, Vec::new()),
+            Grouping::ByScale(f) => Batch::ByScale(f, Vec::new(), Box::default()),
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
         };
         Some(Grouped { batch_bytes, batch })
@@ -626,6 +629,14 @@ impl Grouped {
     fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
         match &mut self.batch {
             Batch::Groups(f, batch) => add_batches(h, bytes, self.batch_bytes, *f, batch),
+            Batch::ByScale(f, batch, by_scale) => {
+                for blocks in bytes.chunks(self.batch_bytes) {
+                    batch.clear();
+                    f(blocks, batch);
+                    by_scale.add(batch);
+                }
+                by_scale.count_into(h);
+            }
             Batch::Quads(f, batch) => add_batches(h, bytes, self.batch_bytes, *f, batch),
         }
     }
