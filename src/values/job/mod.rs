@@ -31,7 +31,7 @@ pub use compare::{compare_job, compare_plan, CompareError, CompareJob, ComparePl
 pub use hist::{histogram_job, HistogramJob};
 pub use npy::{npy_job, npy_plan, NpyJob, NpySink};
 pub use open::{headers_job, HeadersJob};
-pub use runner::{run, run_draining, run_reusing, Poll, ReadOpts, RunError, Runner};
+pub use runner::{run, run_draining, run_in_place, run_reusing, InPlace, Poll, ReadOpts, RunError, Runner};
 pub use scan::{
     nonfinite_job, plan_target, plan_targets, scan_target, scan_targets, HistogramSink, NonFiniteJob, NonFiniteSink,
     ScanOutcome, Sink, ValueScan, ValuesError,

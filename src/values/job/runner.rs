@@ -122,10 +122,7 @@ impl<J: Job> Runner<J> {
             None => match self.job.step() {
                 JobStep::Done(out) => return Ok(Poll::Done(out)),
                 JobStep::Need(n) => {
-                    let len = *self.lens.get(n.file).ok_or(RunError::NoSuchFile(n.file))?;
-                    if n.range.end > len || n.range.is_empty() {
-                        return Err(RunError::PastEnd { file: n.file, needed: n.range.end, len });
-                    }
+                    check_need(&n, &self.lens)?;
                     self.pending = Some(n);
                     n
                 }
@@ -191,6 +188,46 @@ impl<J: Job> Runner<J> {
         let mut bytes = self.take_buffer();
         read(&mut bytes).map_err(RunError::Read)?;
         self.fill(file, range, bytes)
+    }
+}
+
+/// Whether `need` lies within a file of `lens`.
+fn check_need(need: &Need, lens: &[u64]) -> Result<(), RunError> {
+    let len = *lens.get(need.file).ok_or(RunError::NoSuchFile(need.file))?;
+    if need.range.end > len || need.range.is_empty() {
+        return Err(RunError::PastEnd { file: need.file, needed: need.range.end, len });
+    }
+    Ok(())
+}
+
+/// Bytes a driver lends where they lie (a file mapped into memory, say), not read into a buffer.
+pub trait InPlace {
+    /// The bytes of `range` of file `file`, or at least their first (for a source that reads
+    /// them after all).
+    fn bytes(&mut self, file: usize, range: ByteRange) -> Result<&[u8], String>;
+}
+
+/// Run `job` over files of `lens` bytes that `src` lends in place: each need is fed as `src`
+/// lends it (whole, from a mapped file), with no copy and no read-ahead; `drain(job)` after
+/// every feed.
+pub fn run_in_place<J: Job>(
+    mut job: J,
+    lens: &[u64],
+    src: &mut impl InPlace,
+    mut drain: impl FnMut(&mut J) -> Result<(), String>,
+) -> Result<J::Output, RunError> {
+    loop {
+        let need = match job.step() {
+            JobStep::Done(out) => return Ok(out),
+            JobStep::Need(n) => n,
+        };
+        check_need(&need, lens)?;
+        let bytes = src.bytes(need.file, need.range).map_err(RunError::Read)?;
+        if bytes.is_empty() || bytes.len() as u64 > need.range.len() {
+            return Err(RunError::ShortRead { file: need.file, range: need.range, got: bytes.len() as u64 });
+        }
+        job.feed(need.file, need.range.start, bytes).map_err(RunError::Feed)?;
+        drain(&mut job).map_err(RunError::Read)?;
     }
 }
 
@@ -436,5 +473,63 @@ mod tests {
         })
         .unwrap();
         assert_eq!(out, vec![3, 4, 5, 6, 7, 8]);
+    }
+
+    /// File 1 of `file`'s bytes, lent whole or `most` bytes at a time.
+    struct Lend {
+        file: Vec<u8>,
+        most: usize,
+    }
+
+    impl InPlace for Lend {
+        fn bytes(&mut self, file: usize, range: ByteRange) -> Result<&[u8], String> {
+            assert_eq!(file, 1);
+            let (start, end) = (range.start as usize, range.end as usize);
+            Ok(&self.file[start..end.min(start.saturating_add(self.most))])
+        }
+    }
+
+    #[test]
+    fn bytes_lent_in_place_are_fed_whole_or_in_parts() {
+        let file = data(100_000);
+        for (step, most) in [(1, usize::MAX), (5000, usize::MAX), (5000, 333), (1 << 30, 4096)] {
+            let job = Collect { want: ByteRange::new(123, 99_999), step, ahead: 0, got: vec![] };
+            let mut src = Lend { file: file.clone(), most };
+            let mut feeds = 0;
+            let got = run_in_place(job, &[0, 100_000], &mut src, |_| {
+                feeds += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, file[123..99_999], "step {step}, most {most}");
+            // A need lent in part is asked again from where the part ended.
+            let fed_at_once = step.min(most as u64);
+            assert_eq!(feeds, (99_999 - 123u64).div_ceil(fed_at_once), "step {step}, most {most}");
+        }
+    }
+
+    #[test]
+    fn needs_lent_in_place_outside_the_files_or_lent_short_are_errors() {
+        let run = |want: ByteRange, lens: &[u64], most: usize| {
+            let job = Collect { want, step: 10, ahead: 0, got: vec![] };
+            run_in_place(job, lens, &mut Lend { file: data(100), most }, |_| Ok(()))
+        };
+        // The first need (90..100) is fed; the next runs past the end.
+        assert_eq!(
+            run(ByteRange::new(90, 120), &[0, 100], 100),
+            Err(RunError::PastEnd { file: 1, needed: 110, len: 100 })
+        );
+        assert_eq!(run(ByteRange::new(0, 10), &[0], 100), Err(RunError::NoSuchFile(1)));
+        assert_eq!(
+            run(ByteRange::new(0, 10), &[0, 100], 0),
+            Err(RunError::ShortRead { file: 1, range: ByteRange::new(0, 10), got: 0 })
+        );
+        let stopped = run_in_place(
+            Collect { want: ByteRange::new(0, 50), step: 10, ahead: 0, got: vec![] },
+            &[0, 100],
+            &mut Lend { file: data(100), most: 100 },
+            |_| Err("stop".into()),
+        );
+        assert_eq!(stopped, Err(RunError::Read("stop".into())));
     }
 }
