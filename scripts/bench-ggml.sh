@@ -38,16 +38,17 @@ fi
 threads=$(nproc)
 rounds=${ROUNDS:-5}
 
-# wall_ms CMD...: one run's wall time in ms.
-wall_ms() {
+# wall_us CMD...: one run's wall time in µs, from bash's own clock: a `date` process on each
+# side added a millisecond or two, a sixth of a fast type's run.
+wall_us() {
   local s e
-  s=$(date +%s%N); "$@" > /dev/null; e=$(date +%s%N)
-  echo $(( (e - s) / 1000000 ))
+  s=$EPOCHREALTIME; "$@" > /dev/null; e=$EPOCHREALTIME
+  echo $(( 10#${e//[.,]/} - 10#${s//[.,]/} ))
 }
 
 # The contestants take turns, round after round (this machine's speed drifts by a third over
 # minutes): ggml's whole run, then each type on 1 thread and on every core; each keeps its best.
-declare -A ggml_best one_ms all_ms
+declare -A ggml_best one_us all_us
 order=()
 for round in $(seq "$rounds"); do
   while read -r t mbs; do
@@ -56,10 +57,10 @@ for round in $(seq "$rounds"); do
   done < <(./deq out ${TYPES:-})
   for t in "${order[@]}"; do
     f="out/$t.gguf"
-    ms=$(TENSORSCOPE_THREADS=1 wall_ms "$cli" hist "$f" --tensor w --json)
-    [ "${one_ms[$t]:-999999}" -gt "$ms" ] && one_ms[$t]=$ms
-    ms=$(TENSORSCOPE_THREADS=$threads wall_ms "$cli" hist "$f" --tensor w --json)
-    [ "${all_ms[$t]:-999999}" -gt "$ms" ] && all_ms[$t]=$ms
+    us=$(TENSORSCOPE_THREADS=1 wall_us "$cli" hist "$f" --tensor w --json)
+    [ "${one_us[$t]:-999999999}" -gt "$us" ] && one_us[$t]=$us
+    us=$(TENSORSCOPE_THREADS=$threads wall_us "$cli" hist "$f" --tensor w --json)
+    [ "${all_us[$t]:-999999999}" -gt "$us" ] && all_us[$t]=$us
   done
 done
 for t in "${order[@]}"; do echo "$t ${ggml_best[$t]}"; done > ggml.txt
@@ -77,8 +78,8 @@ printf '%-8s %10s %10s %10s %10s %10s   %-26s %s\n' type "ggml" "ours 1t" "ours 
 while read -r t ggml; do
   f="out/$t.gguf"
   size=$(stat -c %s "$f")
-  one=$(( size / 1000 / (one_ms[$t] > 0 ? one_ms[$t] : 1) ))
-  all=$(( size / 1000 / (all_ms[$t] > 0 ? all_ms[$t] : 1) ))
+  one=$(( size / (one_us[$t] > 0 ? one_us[$t] : 1) ))
+  all=$(( size / (all_us[$t] > 0 ? all_us[$t] : 1) ))
   py=-
   if [ -x venv/bin/python ]; then
     py=$(venv/bin/python - "$f" "$t" <<'PY' 2>/dev/null || echo -
@@ -101,5 +102,5 @@ PY
   w=${wasm[$t]:-0}
   printf '%-8s %10s %10s %10s %10s %10s   %-26s %s\n' "$t" "$ggml" "$one" "$all" "$w" "$py" \
     "$(awk -v a="$one" -v b="$all" -v w="$w" -v g="$ggml" 'BEGIN { printf "%.2f, %.2f, %.2f", a / g, b / g, w / g }')" \
-    "$(awk -v a="${one_ms[$t]}" -v b="${all_ms[$t]}" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }')"
+    "$(awk -v a="${one_us[$t]}" -v b="${all_us[$t]}" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }')"
 done < ggml.txt

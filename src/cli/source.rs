@@ -77,7 +77,7 @@ impl LocalFiles<'_> {
                     self.lens[file]
                 ));
             }
-            // SAFETY: the map is read-only and private. Were another program to shrink the file
+            // SAFETY: the map is read-only. Were another program to shrink or rewrite the file
             // while it is read, reading past its new end would stop this process (SIGBUS), as with
             // any mapped reader; its size was checked just now.
             let local = match unsafe { memmap2::Mmap::map(&src.file) } {
