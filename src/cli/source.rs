@@ -77,9 +77,10 @@ impl LocalFiles<'_> {
                     self.lens[file]
                 ));
             }
-            // SAFETY: the map is read-only. Were another program to shrink or rewrite the file
-            // while it is read, reading past its new end would stop this process (SIGBUS), as with
-            // any mapped reader; its size was checked just now.
+            // SAFETY: the map is read-only. As with any mapped reader, were another program to
+            // shrink the file while it is read, reading past its new end would stop this process
+            // (SIGBUS), and bytes it rewrote would be read as rewritten; its size was checked
+            // just now.
             let local = match unsafe { memmap2::Mmap::map(&src.file) } {
                 Ok(map) if !src.is_empty() => Local::Mapped(map),
                 _ => Local::Read(src, Vec::new()),
