@@ -80,6 +80,7 @@ impl ByScale {
             if let Some(ahead) = groups.get(n + AHEAD) {
                 self.prefetch(key_bits(ahead));
             }
+            debug_assert!(g.counts.iter().map(|&c| u32::from(c)).sum::<u32>() <= 256, "a group of a block");
             let i = self.slot(Key { bits: key_bits(g), table: g.table });
             let slot = &mut self.slots[i];
             for (c, &n) in slot.counts.iter_mut().zip(&g.counts) {
