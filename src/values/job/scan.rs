@@ -574,6 +574,9 @@ impl Sink for HistogramSink {
         }
     }
     fn finish(&mut self) {
+        if let Some(g) = &mut self.groups {
+            g.release();
+        }
         if !self.part {
             if let Some(c) = self.codes.take() {
                 self.values = c.histogram();
@@ -628,6 +631,13 @@ impl Grouped {
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
         };
         Some(Grouped { batch_bytes, batch })
+    }
+
+    /// Every piece was added: give back what only adding needs.
+    fn release(&mut self) {
+        if let Batch::ByScale(_, _, by_scale) = &mut self.batch {
+            by_scale.release();
+        }
     }
 
     fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
