@@ -183,10 +183,7 @@ impl ByScale {
     /// Give the table back to the thread, for its next merger, once no more groups will come
     /// (what was merged and not counted is dropped).
     pub fn release(&mut self) {
-        for &i in &self.taken {
-            self.slots[i as usize] = Slot::default();
-        }
-        self.taken.clear();
+        self.empty();
         self.out.clear();
         let slots = std::mem::take(&mut self.slots);
         SPARE.with_borrow_mut(|spare| {

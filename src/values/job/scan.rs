@@ -642,36 +642,33 @@ impl Grouped {
 
     fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
         match &mut self.batch {
-            Batch::Groups(f, batch) => add_batches(h, bytes, self.batch_bytes, *f, batch),
+            Batch::Groups(f, batch) => in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b)),
             // A small piece (a sample's) holds too few groups a scale for merging to pay.
             Batch::ByScale(f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
-                add_batches(h, bytes, self.batch_bytes, *f, batch)
+                in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b))
             }
             Batch::ByScale(f, batch, by_scale) => {
-                for blocks in bytes.chunks(self.batch_bytes) {
-                    batch.clear();
-                    f(blocks, batch);
-                    by_scale.add(batch);
-                }
+                in_batches(bytes, self.batch_bytes, *f, batch, |b| by_scale.add(b));
                 by_scale.count_into(h);
             }
-            Batch::Quads(f, batch) => add_batches(h, bytes, self.batch_bytes, *f, batch),
+            Batch::Quads(f, batch) => in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b)),
         }
     }
 }
 
-/// Count `bytes` into `h` a batch of `batch_bytes` at a time, each taken apart by `entries_of`.
-fn add_batches<S: Scale>(
-    h: &mut Histogram,
+/// Take `bytes` apart with `entries_of` a batch of `batch_bytes` at a time (into `batch`), and
+/// hand each batch's entries to `take`.
+fn in_batches<S: Scale>(
     bytes: &[u8],
     batch_bytes: usize,
     entries_of: fn(&[u8], &mut Vec<Entries<S>>),
     batch: &mut Vec<Entries<S>>,
+    mut take: impl FnMut(&[Entries<S>]),
 ) {
     for blocks in bytes.chunks(batch_bytes) {
         batch.clear();
         entries_of(blocks, batch);
-        add_groups(h, batch);
+        take(batch);
     }
 }
 
