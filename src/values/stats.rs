@@ -389,14 +389,12 @@ mod lanes {
         fn add(acc: &mut [f64; L], s: &[f32; L]) {
             use core::arch::x86_64::*;
             // SAFETY: used only in `avx512`, which runs where AVX-512F does; loads and stores
-            // of 16 floats and 2 × 8 doubles within the arrays.
+            // of 8 floats and 8 doubles within the arrays.
             unsafe {
-                let v = _mm512_loadu_ps(s.as_ptr());
-                let halves =
-                    [_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)))];
-                for (k, half) in halves.into_iter().enumerate() {
+                for k in 0..L / 8 {
                     let at = acc.as_mut_ptr().add(8 * k);
-                    _mm512_storeu_pd(at, _mm512_add_pd(_mm512_loadu_pd(at), _mm512_cvtps_pd(half)));
+                    let widened = _mm512_cvtps_pd(_mm256_loadu_ps(s.as_ptr().add(8 * k)));
+                    _mm512_storeu_pd(at, _mm512_add_pd(_mm512_loadu_pd(at), widened));
                 }
             }
         }
