@@ -28,6 +28,11 @@ pub fn map_units<T: Send>(
     threads: usize,
     work: impl Fn(usize) -> Result<T, String> + Sync,
 ) -> Result<Vec<T>, String> {
+    if threads <= 1 || n <= 1 {
+        // On the calling thread: a thread of its own would only add a wake-up on another core
+        // (and, for mapped files, that core to every unmapping's TLB shootdown).
+        return (0..n).map(work).collect();
+    }
     let next = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<T, String>>>> = Mutex::new((0..n).map(|_| None).collect());
     std::thread::scope(|s| {
@@ -90,4 +95,29 @@ pub fn check(cp: &Checkpoint, sha256: bool, scan: bool) -> Result<CheckOutcome, 
         _ => "scanning",
     };
     run_split_on(check_split(cp, sha256, scan, threads()), cp, what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_come_back_in_order_on_any_number_of_threads() {
+        for threads in [1, 2, 5] {
+            let out = map_units(23, threads, |i| Ok((i, std::thread::current().id()))).unwrap();
+            assert_eq!(out.iter().map(|(i, _)| *i).collect::<Vec<_>>(), (0..23).collect::<Vec<_>>());
+            let here = std::thread::current().id();
+            // One thread is the caller's own; more are threads of their own.
+            assert_eq!(out.iter().all(|(_, t)| *t == here), threads == 1, "{threads} threads");
+        }
+        assert!(map_units(0, 2, Ok).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failed_unit_is_the_result() {
+        for threads in [1, 3] {
+            let err = map_units(10, threads, |i| if i == 4 { Err(format!("unit {i}")) } else { Ok(i) });
+            assert_eq!(err.unwrap_err(), "unit 4", "{threads} threads");
+        }
+    }
 }
