@@ -89,10 +89,27 @@ impl Histogram {
 
     /// Count `values`, part of the piece being read: buckets and statistics in one pass.
     pub fn add_to_piece(&mut self, values: &[f32]) {
+        self.add_piece_values::<false>(values);
+    }
+
+    /// [`Histogram::add_to_piece`] for values read where they lie in a file's bytes, not decoded
+    /// into the core's cache: their lines are fetched ahead of the bucket loop, whose scalar loads
+    /// otherwise wait on each (F32 1.3x; decoded values, already in cache, gain nothing).
+    pub fn add_in_place_to_piece(&mut self, values: &[f32]) {
+        self.add_piece_values::<true>(values);
+    }
+
+    #[inline(always)]
+    fn add_piece_values<const AHEAD: bool>(&mut self, values: &[f32]) {
         const ZERO_KEYS: [usize; 2] = [0, 0x8000]; // +0.0 and -0.0 (with the tiniest subnormals)
         let fine = self.fine_mut();
         let before = ZERO_KEYS.map(|k| fine[k]);
-        let (mut stats, zeros_left) = Stats::of_each(values, &mut |v| count_buckets(fine, v));
+        let (mut stats, zeros_left) = Stats::of_each(values, &mut |v| {
+            if AHEAD {
+                fetch_ahead(v);
+            }
+            count_buckets(fine, v)
+        });
         // Zeros, the costliest part of the statistics' vector loop, are counted only where
         // their buckets show some may be there.
         if zeros_left && ZERO_KEYS.map(|k| fine[k]) != before {
@@ -218,6 +235,25 @@ fn count_buckets(fine: &mut [u64; FINE], values: &[f32]) {
     }
 }
 
+/// Ask for the cache lines four runs of the statistics' loop ([`Stats::of_each`]) past `run`, on
+/// CPUs with a prefetch instruction (1-4 KiB ahead measured alike, 512 B less). Past the end of
+/// the values is harmless: a prefetch never faults.
+#[inline(always)]
+fn fetch_ahead(run: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        const AHEAD_BYTES: usize = 2048;
+        let ahead = run.as_ptr().cast::<i8>().wrapping_add(AHEAD_BYTES);
+        for line in 0..std::mem::size_of_val(run).div_ceil(64) {
+            // SAFETY: SSE is in every x86-64 CPU, and a prefetch reads nothing: any address will do.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(64 * line)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = run;
+}
+
 /// The fine-bucket keys of the finite values in `[min, max]`: the non-negative ones, then the
 /// negative ones (whose keys, sign bit set, grow with the magnitude; -0.0 among them).
 fn finite_keys(min: f32, max: f32) -> [std::ops::Range<usize>; 2] {
@@ -335,6 +371,23 @@ mod tests {
             h.end_piece();
             assert_eq!(h.stats, Stats::of(&values), "{v} at {at}");
             assert_eq!(h.stats.zero, zeros, "{v} at {at}");
+        }
+    }
+
+    #[test]
+    fn values_read_in_place_count_as_decoded_ones() {
+        let mut values: Vec<f32> = (0..5_000).map(|i| ((i * 7919) % 2001) as f32 * 0.01 - 10.0).collect();
+        values[4_321] = f32::NAN;
+        // Whole runs and a short rest, and slices ending at the allocation's end (where the
+        // lines asked for ahead are past it).
+        for range in [0..5_000, 17..4_000, 4_990..5_000, 0..0] {
+            let (mut decoded, mut in_place) = (Histogram::default(), Histogram::default());
+            decoded.add_to_piece(&values[range.clone()]);
+            in_place.add_in_place_to_piece(&values[range.clone()]);
+            decoded.end_piece();
+            in_place.end_piece();
+            assert_eq!(in_place.stats, decoded.stats, "{range:?}");
+            assert_eq!(in_place.bins(64), decoded.bins(64), "{range:?}");
         }
     }
 }

@@ -29,6 +29,11 @@ pub trait Sink {
     }
     /// Decoded values starting at tensor element `first_elem`, in storage order.
     fn values(&mut self, _first_elem: u64, _values: &[f32]) {}
+    /// [`Sink::values`] for values read where they lie in the file's bytes (F32), not decoded
+    /// into the core's cache.
+    fn values_in_place(&mut self, first_elem: u64, values: &[f32]) {
+        self.values(first_elem, values);
+    }
     /// The per-block scales of the blocks just decoded.
     fn scales(&mut self, _scales: &[f32]) {}
     /// Whether `scales` is wanted.
@@ -188,7 +193,8 @@ impl<S: Sink> ValueScan<S> {
         for chunk in buf.chunks(batch_blocks * bb) {
             let n = chunk.len() / bb * be;
             // F32 is read where it lies (no copy); anything else is decoded.
-            let values = match self.codec.as_f32s(chunk) {
+            let in_place = self.codec.as_f32s(chunk);
+            let values = match in_place {
                 Some(v) => v,
                 None => {
                     self.values.resize(n, 0.0);
@@ -204,7 +210,10 @@ impl<S: Sink> ValueScan<S> {
             let s = skip.min(n);
             let k = keep.min(n - s);
             if k > 0 {
-                self.sink.values(elem, &values[s..s + k]);
+                match in_place {
+                    Some(_) => self.sink.values_in_place(elem, &values[s..s + k]),
+                    None => self.sink.values(elem, &values[s..s + k]),
+                }
             }
             elem += k as u64;
             skip -= s;
@@ -585,6 +594,9 @@ impl Sink for HistogramSink {
     }
     fn values(&mut self, _first_elem: u64, values: &[f32]) {
         self.values.add_to_piece(values);
+    }
+    fn values_in_place(&mut self, _first_elem: u64, values: &[f32]) {
+        self.values.add_in_place_to_piece(values);
     }
     fn wants_scales(&self) -> bool {
         self.scales.is_some()
