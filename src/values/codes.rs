@@ -9,7 +9,7 @@
 
 use super::decode::groups::{Entries, Scale};
 use super::decode::BlockCodec;
-use super::histogram::Histogram;
+use super::histogram::{fetch_ahead, Histogram};
 use super::stats::{greater, lesser, Stats, F32_SUMS_LIMIT};
 use super::wire::{Reader, Writer};
 
@@ -79,31 +79,38 @@ impl CodeCounts {
             // Codes are taken from whole little-endian words, written out: the size-optimised
             // wasm build keeps a loop as written, and one code a step spends most of its time on
             // the loop itself; one 8-byte load and shifts beat a load per code (1.12x measured).
+            // A line's eight words at a time, the lines ahead asked for (F16 1.18x, BF16 1.16x).
             let (words, rest) = part.as_chunks::<8>();
             if width == 1 {
                 let fresh: &mut [u32; 1 << 8] = (&mut self.fresh[..]).try_into().expect("1-byte codes");
-                for w in words {
-                    let w = u64::from_le_bytes(*w);
-                    fresh[(w & 0xff) as usize] += 1;
-                    fresh[((w >> 8) & 0xff) as usize] += 1;
-                    fresh[((w >> 16) & 0xff) as usize] += 1;
-                    fresh[((w >> 24) & 0xff) as usize] += 1;
-                    fresh[((w >> 32) & 0xff) as usize] += 1;
-                    fresh[((w >> 40) & 0xff) as usize] += 1;
-                    fresh[((w >> 48) & 0xff) as usize] += 1;
-                    fresh[(w >> 56) as usize] += 1;
+                for line in words.chunks(8) {
+                    fetch_ahead(line);
+                    for w in line {
+                        let w = u64::from_le_bytes(*w);
+                        fresh[(w & 0xff) as usize] += 1;
+                        fresh[((w >> 8) & 0xff) as usize] += 1;
+                        fresh[((w >> 16) & 0xff) as usize] += 1;
+                        fresh[((w >> 24) & 0xff) as usize] += 1;
+                        fresh[((w >> 32) & 0xff) as usize] += 1;
+                        fresh[((w >> 40) & 0xff) as usize] += 1;
+                        fresh[((w >> 48) & 0xff) as usize] += 1;
+                        fresh[(w >> 56) as usize] += 1;
+                    }
                 }
                 for &c in rest {
                     fresh[usize::from(c)] += 1;
                 }
             } else {
                 let fresh: &mut [u32; 1 << 16] = (&mut self.fresh[..]).try_into().expect("2-byte codes");
-                for w in words {
-                    let w = u64::from_le_bytes(*w);
-                    fresh[(w & 0xffff) as usize] += 1;
-                    fresh[((w >> 16) & 0xffff) as usize] += 1;
-                    fresh[((w >> 32) & 0xffff) as usize] += 1;
-                    fresh[(w >> 48) as usize] += 1;
+                for line in words.chunks(8) {
+                    fetch_ahead(line);
+                    for w in line {
+                        let w = u64::from_le_bytes(*w);
+                        fresh[(w & 0xffff) as usize] += 1;
+                        fresh[((w >> 16) & 0xffff) as usize] += 1;
+                        fresh[((w >> 32) & 0xffff) as usize] += 1;
+                        fresh[(w >> 48) as usize] += 1;
+                    }
                 }
                 for c in rest.as_chunks::<2>().0 {
                     fresh[usize::from(u16::from_le_bytes(*c))] += 1;
