@@ -25,8 +25,18 @@ impl Writer {
     }
     /// The non-zero entries of `counts` (index, count), prefixed by their number and `counts`' length.
     pub fn sparse(&mut self, counts: &[u64]) -> &mut Self {
-        self.u64(counts.len() as u64).u64(counts.iter().filter(|&&c| c != 0).count() as u64);
-        for (i, &c) in counts.iter().enumerate().filter(|(_, &c)| c != 0) {
+        let nonzero = counts.iter().filter(|&&c| c != 0).count();
+        let entries = counts.iter().enumerate().filter(|(_, &c)| c != 0).map(|(i, &c)| (i, c));
+        self.sparse_entries_n(counts.len(), nonzero, entries)
+    }
+    /// [`Writer::sparse`] of a list of `len` counts given as its non-zero `(index, count)`
+    /// entries, in increasing index order.
+    pub fn sparse_entries(&mut self, len: usize, entries: impl ExactSizeIterator<Item = (usize, u64)>) -> &mut Self {
+        self.sparse_entries_n(len, entries.len(), entries)
+    }
+    fn sparse_entries_n(&mut self, len: usize, n: usize, entries: impl Iterator<Item = (usize, u64)>) -> &mut Self {
+        self.u64(len as u64).u64(n as u64);
+        for (i, c) in entries {
             self.u64(i as u64).u64(c);
         }
         self
@@ -58,18 +68,31 @@ impl Reader<'_> {
     }
     /// A list of `u64` written by [`Writer::sparse`], at most `max_len` long.
     pub fn sparse(&mut self, max_len: usize) -> Option<Vec<u64>> {
+        let (len, entries) = self.sparse_entries(max_len)?;
+        let mut out = vec![0u64; len];
+        for (i, c) in entries {
+            out[i] = c;
+        }
+        Some(out)
+    }
+    /// What [`Writer::sparse`] wrote, as the list's length (at most `max_len`) and its
+    /// `(index, count)` entries: indices strictly increasing, each below the length.
+    pub fn sparse_entries(&mut self, max_len: usize) -> Option<(usize, Vec<(usize, u64)>)> {
         let len = usize::try_from(self.u64()?).ok().filter(|&l| l <= max_len)?;
         let nonzero = self.u64()?;
         // Each entry takes 16 bytes: a count the bytes cannot hold is refused before allocating.
         if nonzero > self.0.len() as u64 / 16 {
             return None;
         }
-        let mut out = vec![0u64; len];
+        let mut entries = Vec::with_capacity(nonzero as usize);
         for _ in 0..nonzero {
-            let i = usize::try_from(self.u64()?).ok()?;
-            *out.get_mut(i)? = self.u64()?;
+            let i = usize::try_from(self.u64()?).ok().filter(|&i| i < len)?;
+            if entries.last().is_some_and(|&(last, _)| i <= last) {
+                return None;
+            }
+            entries.push((i, self.u64()?));
         }
-        Some(out)
+        Some((len, entries))
     }
     /// Whether every byte was read.
     pub fn is_empty(&self) -> bool {

@@ -6,11 +6,9 @@
 //! requested number of equal-width bins over `[min, max]`, each fine bucket going to the bin
 //! holding its midpoint. Bin edges are therefore exact to within one fine bucket.
 
+use super::fine::{Fine, FINE};
 use super::stats::{count_zeros, Stats};
 use super::wire::{Reader, Writer};
-
-/// Fine buckets: one per value of the top 16 bits of an `f32`.
-const FINE: usize = 1 << 16;
 
 /// A histogram under construction.
 ///
@@ -20,7 +18,7 @@ const FINE: usize = 1 << 16;
 /// sequential ones to the last bit, not merely close.
 #[derive(Clone)]
 pub struct Histogram {
-    fine: Vec<u64>,
+    fine: Fine,
     pub stats: Stats,
     /// Statistics of the piece being read.
     piece: Stats,
@@ -31,7 +29,7 @@ pub struct Histogram {
 impl Default for Histogram {
     /// An empty histogram; its buckets are allocated with its first values.
     fn default() -> Self {
-        Histogram { fine: Vec::new(), stats: Stats::default(), piece: Stats::default(), pieces: None }
+        Histogram { fine: Fine::Empty, stats: Stats::default(), piece: Stats::default(), pieces: None }
     }
 }
 
@@ -58,8 +56,7 @@ impl Histogram {
 
     /// Count `n` occurrences of value `v` in the buckets (statistics are the caller's).
     pub fn count(&mut self, v: f32, n: u64) {
-        self.buckets();
-        self.fine[(v.to_bits() >> 16) as usize] += n;
+        self.fine_mut()[(v.to_bits() >> 16) as usize] += n;
     }
 
     /// Add statistics gathered elsewhere to the piece being read (their values' buckets are
@@ -70,15 +67,7 @@ impl Histogram {
 
     /// The fine buckets, indexed by the top 16 bits of a value, to count into directly.
     pub fn fine_mut(&mut self) -> &mut [u64; FINE] {
-        self.buckets();
-        (&mut self.fine[..]).try_into().expect("FINE buckets")
-    }
-
-    /// The fine buckets, allocated on first use.
-    fn buckets(&mut self) {
-        if self.fine.is_empty() {
-            self.fine = vec![0; FINE];
-        }
+        self.fine.dense()
     }
 
     /// A histogram of one part of a tensor read in parallel: it keeps each piece's statistics
@@ -127,20 +116,19 @@ impl Histogram {
         }
     }
 
+    /// A part read in parallel is finished: only its counted buckets are kept, and its table
+    /// goes back to the thread for the thread's next part ([`Fine::release`]).
+    pub fn finish_part(&mut self) {
+        self.fine.release();
+    }
+
     /// The histogram of parts read in parallel, in their order: buckets added, pieces folded in
     /// order, exactly as one sequential read would.
     pub fn join(parts: Vec<Histogram>) -> Histogram {
         let mut out = Histogram::default();
         for mut p in parts {
             p.end_piece();
-            // The first part's buckets are taken over, not added into a fresh table: each page
-            // of one costs a fault when first touched (a millisecond of every parallel join).
-            if out.fine.is_empty() {
-                out.fine = std::mem::take(&mut p.fine);
-            }
-            for (a, b) in out.fine.iter_mut().zip(&p.fine) {
-                *a += b;
-            }
+            out.fine.absorb(std::mem::take(&mut p.fine));
             out.stats.merge(&p.stats);
             for piece in p.pieces.take().unwrap_or_default() {
                 out.stats.merge(&piece);
@@ -152,7 +140,7 @@ impl Histogram {
     /// Append to a result's byte form: everything a part holds, so a part read elsewhere joins
     /// exactly as one read here.
     pub fn write(&self, w: &mut Writer) {
-        w.sparse(&self.fine);
+        self.fine.write(w);
         self.stats.write(w);
         self.piece.write(w);
         w.bool(self.pieces.is_some());
@@ -165,7 +153,7 @@ impl Histogram {
 
     /// Read what [`Histogram::write`] wrote.
     pub fn read(r: &mut Reader) -> Option<Histogram> {
-        let fine = r.sparse(FINE).filter(|f| f.is_empty() || f.len() == FINE)?;
+        let fine = Fine::read(r)?;
         let (stats, piece) = (Stats::read(r)?, Stats::read(r)?);
         let is_part = r.bool()?;
         let n = r.u64()?;
@@ -179,12 +167,7 @@ impl Histogram {
     /// Fold another partial histogram into this one.
     pub fn merge(&mut self, other: &Histogram) {
         self.stats.merge(&other.stats);
-        if !other.fine.is_empty() {
-            self.buckets();
-        }
-        for (a, b) in self.fine.iter_mut().zip(&other.fine) {
-            *a += b;
-        }
+        self.fine.absorb(other.fine.clone());
     }
 
     /// `n` equal-width bins over the finite values' `[min, max]` (widened by ½ on each side when
@@ -203,15 +186,12 @@ impl Histogram {
         let width = (hi - lo) / n as f64;
         // Only the buckets finite values in [min, max] can fall in are visited.
         for keys in finite_keys(self.stats.min as f32, self.stats.max as f32) {
-            for (key, &c) in self.fine.iter().enumerate().take(keys.end).skip(keys.start) {
-                if c == 0 {
-                    continue;
-                }
-                let Some(mid) = bucket_midpoint(key as u32) else { continue };
+            self.fine.counted_in(keys, |key, c| {
+                let Some(mid) = bucket_midpoint(key as u32) else { return };
                 let mid = mid.clamp(self.stats.min, self.stats.max);
                 let i = (((mid - lo) / width) as usize).min(n - 1);
                 counts[i] += c;
-            }
+            });
         }
         Bins { lo, hi, counts }
     }
@@ -326,9 +306,40 @@ mod tests {
                 h
             })
             .collect();
-        let joined = Histogram::join(parts);
-        assert_eq!(joined.stats, one.stats, "bit for bit");
-        assert_eq!(joined.bins(16), one.bins(16));
+        // Parts finished (their buckets kept sparse, their tables reused by the next) or not.
+        let finished: Vec<Histogram> = parts
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, mut p)| {
+                if i % 3 != 1 {
+                    p.finish_part();
+                }
+                p
+            })
+            .collect();
+        for parts in [parts, finished] {
+            let joined = Histogram::join(parts);
+            assert_eq!(joined.stats, one.stats, "bit for bit");
+            assert_eq!(joined.bins(16), one.bins(16));
+        }
+    }
+
+    #[test]
+    fn kept_buckets_bin_as_the_whole_table_did() {
+        let values: Vec<f32> = (0..20_000).map(|i| ((i * 7919) % 4001) as f32 * 0.37 - 700.0).collect();
+        let mut h = Histogram::default();
+        h.add(&values);
+        let mut kept = h.clone();
+        kept.finish_part();
+        assert!(matches!(kept.fine, Fine::Sparse(_)));
+        for n in [1, 7, 100] {
+            assert_eq!(kept.bins(n), h.bins(n), "{n} bins");
+        }
+        // Counting more into kept buckets spreads them back into a table first.
+        kept.add(&values);
+        h.add(&values);
+        assert_eq!(kept.bins(50), h.bins(50));
     }
 
     #[test]

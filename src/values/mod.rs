@@ -32,6 +32,7 @@ pub use tensorscope_formats::wire;
 pub mod by_scale;
 pub mod codes;
 pub mod decode;
+pub mod fine;
 pub mod histogram;
 pub mod job;
 pub mod npy;

@@ -586,10 +586,13 @@ impl Sink for HistogramSink {
         if let Some(g) = &mut self.groups {
             g.release();
         }
-        if !self.part {
-            if let Some(c) = self.codes.take() {
-                self.values = c.histogram();
+        if self.part {
+            self.values.finish_part();
+            if let Some(h) = &mut self.scales {
+                h.finish_part();
             }
+        } else if let Some(c) = self.codes.take() {
+            self.values = c.histogram();
         }
     }
     fn values(&mut self, _first_elem: u64, values: &[f32]) {
