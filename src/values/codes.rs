@@ -246,6 +246,26 @@ fn odd_group(v: &[f32; 16], counts: &[u16; 16]) -> Stats {
     Stats::of_counts(v.iter().copied().zip(counts.iter().map(|&c| u64::from(c))).filter(|&(_, c)| c > 0))
 }
 
+/// The shift the lanes of [`add_groups`] sum from: the first counted value of the first
+/// [`summable`] group (zero when that group counts none, or no group is summable). Found before
+/// the loop, as the groups the loop leaves to [`odd_groups`] are taken after it: a call inside
+/// the loop made the compiler keep the lanes in memory, not in registers (each group then waited
+/// on the last one's stores).
+fn shift_of<S: Scale>(groups: &[Entries<S>]) -> f32 {
+    let first = groups.iter().find(|g| summable(g));
+    first.map_or(0.0, |g| first_counted(&std::array::from_fn(|i| g.value(i)), &g.counts).unwrap_or(0.0))
+}
+
+/// The statistics of the groups [`summable`] leaves out, in order.
+#[cold]
+fn odd_groups<S: Scale>(groups: &[Entries<S>]) -> Stats {
+    let mut odd = Stats::default();
+    for g in groups.iter().filter(|g| !summable(g)) {
+        odd.merge(&odd_group(&std::array::from_fn(|i| g.value(i)), &g.counts));
+    }
+    odd
+}
+
 /// The statistics the lanes of [`add_groups`] hold.
 #[allow(clippy::too_many_arguments)] // the lanes, as kept
 fn lane_stats(shift: f32, sum: &[f64], sq: &[f64], lo: &[f32], hi: &[f32], n: &[u32], zero: &[u32]) -> Stats {
@@ -274,8 +294,7 @@ mod avx512 {
     use core::arch::x86_64::*;
 
     use super::{
-        count_packed, first_counted, lane_stats, odd_group, summable, Entries, Histogram, Pipelined, Scale, Stats,
-        CHUNK_GROUPS,
+        count_packed, lane_stats, odd_groups, shift_of, summable, Entries, Histogram, Pipelined, Scale, CHUNK_GROUPS,
     };
 
     /// Whether this CPU runs [`add_groups`].
@@ -287,8 +306,9 @@ mod avx512 {
     #[target_feature(enable = "avx512f,avx512dq")]
     pub unsafe fn add_groups<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
         let fine = h.fine_mut();
-        let mut odd = Stats::default();
-        let mut shift: Option<f32> = None;
+        let shift = shift_of(groups);
+        let s = _mm512_set1_pd(f64::from(shift));
+        let mut any_odd = false;
         let (mut sum, mut sq) = ([_mm512_setzero_pd(); 2], [_mm512_setzero_pd(); 2]);
         let (mut lo, mut hi) = (_mm512_set1_ps(f32::INFINITY), _mm512_set1_ps(f32::NEG_INFINITY));
         let (mut n, mut zero) = (_mm512_setzero_si512(), _mm512_setzero_si512());
@@ -316,24 +336,15 @@ mod avx512 {
                     (v, c)
                 };
                 if !summable(g) {
-                    let mut vs = [0f32; 16];
-                    // SAFETY: a store of 16 lanes into 16 floats.
-                    unsafe { _mm512_storeu_ps(vs.as_mut_ptr(), v) };
-                    odd.merge(&odd_group(&vs, &g.counts));
+                    any_odd = true;
                     continue;
                 }
-                let s = *shift.get_or_insert_with(|| {
-                    let mut vs = [0f32; 16];
-                    // SAFETY: as above.
-                    unsafe { _mm512_storeu_ps(vs.as_mut_ptr(), v) };
-                    first_counted(&vs, &g.counts).unwrap_or(0.0)
-                });
                 let halves = [
                     (_mm512_castps512_ps256(v), _mm512_castsi512_si256(c)),
                     (_mm512_extractf32x8_ps::<1>(v), _mm512_extracti64x4_epi64::<1>(c)),
                 ];
                 for (k, (v, c)) in halves.into_iter().enumerate() {
-                    let d = _mm512_sub_pd(_mm512_cvtps_pd(v), _mm512_set1_pd(f64::from(s)));
+                    let d = _mm512_sub_pd(_mm512_cvtps_pd(v), s);
                     let cd = _mm512_mul_pd(_mm512_cvtepu32_pd(c), d);
                     sum[k] = _mm512_add_pd(sum[k], cd);
                     sq[k] = _mm512_add_pd(sq[k], _mm512_mul_pd(cd, d));
@@ -365,8 +376,10 @@ mod avx512 {
             _mm512_storeu_si512(ns.as_mut_ptr().cast(), n);
             _mm512_storeu_si512(zeros.as_mut_ptr().cast(), zero);
         }
-        let mut stats = lane_stats(shift.unwrap_or(0.0), &sums, &sqs, &los, &his, &ns, &zeros);
-        stats.merge(&odd);
+        let mut stats = lane_stats(shift, &sums, &sqs, &los, &his, &ns, &zeros);
+        if any_odd {
+            stats.merge(&odd_groups(groups));
+        }
         h.add_stats_to_piece(&stats);
     }
 }
@@ -379,8 +392,7 @@ mod simd128 {
     use core::arch::wasm32::*;
 
     use super::{
-        count_packed, first_counted, lane_stats, odd_group, summable, Entries, Histogram, Pipelined, Scale, Stats,
-        CHUNK_GROUPS,
+        count_packed, lane_stats, odd_groups, shift_of, summable, Entries, Histogram, Pipelined, Scale, CHUNK_GROUPS,
     };
 
     /// `lo < x ? lo : x` per lane: `vminps`' choice (see the portable kernel).
@@ -398,8 +410,9 @@ mod simd128 {
     #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
     pub fn add_groups<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
         let fine = h.fine_mut();
-        let mut odd = Stats::default();
-        let mut shift: Option<f32> = None;
+        let shift = shift_of(groups);
+        let s = f64x2_splat(f64::from(shift));
+        let mut any_odd = false;
         // Lanes 2k and 2k + 1 of the sums are vector k; lanes 4g..4g + 4 of the rest vector g.
         let (mut sum, mut sq) = ([f64x2_splat(0.0); 8], [f64x2_splat(0.0); 8]);
         let (mut lo, mut hi) = ([f32x4_splat(f32::INFINITY); 4], [f32x4_splat(f32::NEG_INFINITY); 4]);
@@ -434,21 +447,10 @@ mod simd128 {
                     // SAFETY: as above.
                     unsafe { v128_store(packed.as_mut_ptr().add(4 * q).cast(), word) };
                 }
-                let values = || -> [f32; 16] {
-                    let mut vs = [0f32; 16];
-                    for q in 0..4 {
-                        // SAFETY: as above.
-                        unsafe { v128_store(vs.as_mut_ptr().add(4 * q).cast(), v[q]) };
-                    }
-                    vs
-                };
                 if !summable(g) {
-                    odd.merge(&odd_group(&values(), &g.counts));
+                    any_odd = true;
                     continue;
                 }
-                let s = f64x2_splat(f64::from(
-                    *shift.get_or_insert_with(|| first_counted(&values(), &g.counts).unwrap_or(0.0)),
-                ));
                 macro_rules! quad {
                     ($q:literal) => {
                         let (v, c) = (v[$q], c[$q]);
@@ -494,8 +496,10 @@ mod simd128 {
                 v128_store(zeros.as_mut_ptr().add(4 * q).cast(), zero[q]);
             }
         }
-        let mut stats = lane_stats(shift.unwrap_or(0.0), &sums, &sqs, &los, &his, &ns, &zeros);
-        stats.merge(&odd);
+        let mut stats = lane_stats(shift, &sums, &sqs, &los, &his, &ns, &zeros);
+        if any_odd {
+            stats.merge(&odd_groups(groups));
+        }
         h.add_stats_to_piece(&stats);
     }
 }
@@ -550,8 +554,9 @@ fn count_packed(fine: &mut [u64; 1 << 16], packed: &[u32; 16]) {
 #[allow(clippy::needless_range_loop)] // lanes index several arrays alike
 fn add_groups_with<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
     let fine = h.fine_mut();
-    let mut odd = Stats::default();
-    let mut shift: Option<f32> = None;
+    let shift = shift_of(groups);
+    let s = f64::from(shift);
+    let mut any_odd = false;
     // Sums, extremes and counts of the finite groups, one lane per table entry; locals (not a
     // struct behind a pointer) so they stay in registers, and every update unconditional.
     let (mut sum, mut sq) = ([0f64; 16], [0f64; 16]);
@@ -570,10 +575,9 @@ fn add_groups_with<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
                 packed[i] = (v[i].to_bits() >> 16) | u32::from(g.counts[i]) << 16;
             }
             if !summable(g) {
-                odd.merge(&odd_group(&v, &g.counts));
+                any_odd = true;
                 continue;
             }
-            let s = f64::from(*shift.get_or_insert_with(|| first_counted(&v, &g.counts).unwrap_or(0.0)));
             for i in 0..16 {
                 // A batch holds far fewer than `u32::MAX` elements; counts are exact in f64.
                 let c = u32::from(g.counts[i]);
@@ -596,8 +600,10 @@ fn add_groups_with<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
     for p in chunks.rest() {
         count_packed(fine, p);
     }
-    let mut stats = lane_stats(shift.unwrap_or(0.0), &sum, &sq, &lo, &hi, &n, &zero);
-    stats.merge(&odd);
+    let mut stats = lane_stats(shift, &sum, &sq, &lo, &hi, &n, &zero);
+    if any_odd {
+        stats.merge(&odd_groups(groups));
+    }
     h.add_stats_to_piece(&stats);
 }
 
