@@ -550,7 +550,7 @@ impl HistogramSink {
         for p in parts {
             if let Some(c) = p.codes {
                 match &mut codes {
-                    Some(all) => all.merge(&c),
+                    Some(all) => all.merge(c),
                     None => codes = Some(c),
                 }
             }
@@ -590,6 +590,9 @@ impl Sink for HistogramSink {
             self.values.finish_part();
             if let Some(h) = &mut self.scales {
                 h.finish_part();
+            }
+            if let Some(c) = &mut self.codes {
+                c.release();
             }
         } else if let Some(c) = self.codes.take() {
             self.values = c.histogram();
