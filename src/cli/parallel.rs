@@ -28,28 +28,27 @@ pub fn map_units<T: Send>(
     threads: usize,
     work: impl Fn(usize) -> Result<T, String> + Sync,
 ) -> Result<Vec<T>, String> {
-    if threads <= 1 || n <= 1 {
-        // On the calling thread: a thread of its own would only add a wake-up on another core
-        // (and, for mapped files, that core to every unmapping's TLB shootdown).
-        return (0..n).map(work).collect();
-    }
     let next = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<T, String>>>> = Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..threads.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let r = work(i);
-                let failed = r.is_err();
-                out.lock().expect("no thread panics holding the lock")[i] = Some(r);
-                if failed {
-                    next.store(n, Ordering::Relaxed);
-                }
-            });
+    let take_units = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= n {
+            break;
         }
+        let r = work(i);
+        let failed = r.is_err();
+        out.lock().expect("no thread panics holding the lock")[i] = Some(r);
+        if failed {
+            next.store(n, Ordering::Relaxed);
+        }
+    };
+    std::thread::scope(|s| {
+        // The calling thread is one of them: a thread of its own would only add a wake-up on
+        // another core (and, for mapped files, that core to every unmapping's TLB shootdown).
+        for _ in 1..threads.clamp(1, n.max(1)) {
+            s.spawn(take_units);
+        }
+        take_units();
     });
     let results = out.into_inner().expect("no thread panics holding the lock");
     results.into_iter().map(|r| r.unwrap_or_else(|| Err("a unit did not run".into()))).collect()
@@ -106,11 +105,31 @@ mod tests {
         for threads in [1, 2, 5] {
             let out = map_units(23, threads, |i| Ok((i, std::thread::current().id()))).unwrap();
             assert_eq!(out.iter().map(|(i, _)| *i).collect::<Vec<_>>(), (0..23).collect::<Vec<_>>());
-            let here = std::thread::current().id();
-            // One thread is the caller's own; more are threads of their own.
-            assert_eq!(out.iter().all(|(_, t)| *t == here), threads == 1, "{threads} threads");
+            if threads == 1 {
+                let here = std::thread::current().id();
+                assert!(out.iter().all(|(_, t)| *t == here), "one thread is the caller's own");
+            }
         }
         assert!(map_units(0, 2, Ok).unwrap().is_empty());
+    }
+
+    #[test]
+    fn more_threads_run_units_at_once() {
+        // Unit 0 waits until another unit runs beside it: one thread alone would never finish it.
+        let started = AtomicUsize::new(0);
+        let out = map_units(2, 2, |_| {
+            started.fetch_add(1, Ordering::SeqCst);
+            let t0 = std::time::Instant::now();
+            while started.load(Ordering::SeqCst) < 2 {
+                if t0.elapsed() > std::time::Duration::from_secs(10) {
+                    return Err("alone".to_string());
+                }
+                std::thread::yield_now();
+            }
+            Ok(std::thread::current().id())
+        })
+        .unwrap();
+        assert_ne!(out[0], out[1]);
     }
 
     #[test]
