@@ -215,6 +215,10 @@ fn count_buckets(fine: &mut [u64; FINE], values: &[f32]) {
     }
 }
 
+/// Whether [`fetch_ahead`] asks for anything on this target (elsewhere, code that differs only
+/// by it is better not compiled twice).
+pub const FETCHES_AHEAD: bool = cfg!(target_arch = "x86_64");
+
 /// Ask for the cache lines 2 KiB past those of `run`, on CPUs with a prefetch instruction: for
 /// loops that take values read where they lie a few at a time with scalar loads, which would
 /// otherwise each wait on the page cache's bytes (1-4 KiB ahead measured alike, 512 B less).

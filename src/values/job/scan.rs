@@ -210,9 +210,10 @@ impl<S: Sink> ValueScan<S> {
             let s = skip.min(n);
             let k = keep.min(n - s);
             if k > 0 {
-                match in_place {
-                    Some(_) => self.sink.values_in_place(elem, &values[s..s + k]),
-                    None => self.sink.values(elem, &values[s..s + k]),
+                if in_place.is_some() && crate::histogram::FETCHES_AHEAD {
+                    self.sink.values_in_place(elem, &values[s..s + k]);
+                } else {
+                    self.sink.values(elem, &values[s..s + k]);
                 }
             }
             elem += k as u64;
