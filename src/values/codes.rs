@@ -233,7 +233,7 @@ impl CodeCounts {
             return;
         }
         let other_n = if other.is_kept() {
-            other.kept.iter().map(|&(_, c)| c).sum()
+            other.kept.iter().fold(0u64, |n, &(_, c)| n.saturating_add(c))
         } else if other.counts.is_empty() {
             other.fresh_n
         } else {
@@ -255,7 +255,8 @@ impl CodeCounts {
         }
         self.settle();
         for &(code, c) in other.counted().iter() {
-            self.counts[usize::from(code)] += c;
+            let total = &mut self.counts[usize::from(code)];
+            *total = total.saturating_add(c);
         }
     }
 
@@ -298,7 +299,8 @@ fn merge_counted(a: &[(u16, u64)], b: &[(u16, u64)]) -> Vec<(u16, u64)> {
             (Some(&(x, m)), Some(&(y, n))) if x == y => {
                 a.next();
                 b.next();
-                (x, m + n)
+                // Counts read from bytes may be any: none may wrap or panic.
+                (x, m.saturating_add(n))
             }
             (Some(&(x, _)), Some(&(y, _))) if y < x => b.next().expect("peeked"),
             (Some(_), _) => a.next().expect("peeked"),
@@ -917,6 +919,20 @@ pub(crate) mod tests {
         many.release();
         assert!(!many.is_kept());
         assert_eq!(many.totals(), totals);
+    }
+
+    #[test]
+    fn counts_from_bytes_merge_without_wrapping() {
+        let mut w = Writer::default();
+        w.sparse_entries(1 << 16, [(3, u64::MAX - 1), (9, 2)].into_iter());
+        let part = || CodeCounts::read(&ggml::F16, &mut Reader(&w.0)).unwrap();
+        // Two kept parts, then a counted one into them.
+        let mut all = part();
+        all.merge(part());
+        let mut counted = CodeCounts::for_codec(&ggml::F16).unwrap();
+        counted.add(&3u16.to_le_bytes());
+        all.merge(counted);
+        assert_eq!(all.counted().as_ref(), [(3, u64::MAX), (9, 4)]);
     }
 
     #[test]

@@ -47,7 +47,7 @@ impl Fine {
             let mut table = empty_table();
             if let Fine::Sparse(counted) = self {
                 for &(key, c) in counted.iter() {
-                    table[usize::from(key)] += c;
+                    table[usize::from(key)] = c;
                 }
             }
             *self = Fine::Dense(table);
@@ -88,9 +88,10 @@ impl Fine {
                 }
             }
             (_, Fine::Sparse(counted)) => {
+                // Counted buckets may come from bytes, their counts any: none may wrap or panic.
                 let table = self.dense();
                 for (key, c) in counted {
-                    table[usize::from(key)] += c;
+                    table[usize::from(key)] = table[usize::from(key)].saturating_add(c);
                 }
             }
         }
@@ -198,6 +199,19 @@ mod tests {
         let mut got = Vec::new();
         all.counted_in(0..FINE, |k, c| got.push((k, c)));
         assert_eq!(got, KEYS.map(|(k, c)| (k, 3 * c)));
+    }
+
+    #[test]
+    fn counts_from_bytes_add_up_without_wrapping() {
+        let mut w = Writer::default();
+        w.sparse_entries(FINE, [(5, u64::MAX - 1)].into_iter());
+        let mut all = Fine::Empty;
+        for _ in 0..2 {
+            all.absorb(Fine::read(&mut Reader(&w.0)).unwrap());
+        }
+        let mut got = Vec::new();
+        all.counted_in(0..FINE, |k, c| got.push((k, c)));
+        assert_eq!(got, [(5, u64::MAX)]);
     }
 
     #[test]
