@@ -39,6 +39,29 @@ fn empty_table() -> Vec<u64> {
     }
 }
 
+/// The counts of `table` (at most 65,536 of them) that are not zero, `(index, count)` in index
+/// order, each set back to zero as it is taken: eight at a time, skipped when all eight are zero
+/// (one vector OR).
+pub(crate) fn take_counted<T>(table: &mut [T]) -> Vec<(u16, u64)>
+where
+    T: Copy + Default + PartialEq + Into<u64> + std::ops::BitOr<Output = T>,
+{
+    debug_assert!(table.len() <= 1 << 16);
+    let zero = T::default();
+    let mut counted = Vec::new();
+    for (i, eight) in table.chunks_mut(8).enumerate() {
+        if eight.iter().fold(zero, |a, &c| a | c) == zero {
+            continue;
+        }
+        for (j, c) in eight.iter_mut().enumerate() {
+            if *c != zero {
+                counted.push(((8 * i + j) as u16, std::mem::take(c).into()));
+            }
+        }
+    }
+    counted
+}
+
 impl Fine {
     /// Every bucket's count, to count into: a table is taken on first use, and counted buckets
     /// are spread back into one.
@@ -61,18 +84,7 @@ impl Fine {
     pub fn release(&mut self) {
         let Fine::Dense(table) = self else { return };
         let mut table = std::mem::take(table);
-        let mut counted = Vec::new();
-        // Eight buckets at a time, skipped when all are zero (one vector OR).
-        for (i, eight) in table.chunks_exact_mut(8).enumerate() {
-            if eight.iter().fold(0, |a, &c| a | c) == 0 {
-                continue;
-            }
-            for (j, c) in eight.iter_mut().enumerate() {
-                if *c != 0 {
-                    counted.push(((8 * i + j) as u16, std::mem::take(c)));
-                }
-            }
-        }
+        let counted = take_counted(&mut table);
         SPARE.set(table);
         *self = Fine::Sparse(counted);
     }
