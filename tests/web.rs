@@ -283,7 +283,7 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
                 }
             }
             let [vector, portable] = match c.groups.unwrap() {
-                Grouping::Groups(f) | Grouping::ByScale(f) => both_kernels(f, &bytes),
+                Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScalePairs(f) => both_kernels(f, &bytes),
                 Grouping::Quads(f) => both_kernels(f, &bytes),
             };
             let bits = |h: &Histogram| {

@@ -5,172 +5,170 @@
 //! A block's scale is one `f16` (or an `E8M0`) taken from the data: a 1 MiB piece of a real
 //! tensor's 30,000-60,000 blocks holds a few hundred to a few thousand distinct scales, so most
 //! groups cost an add of sixteen counts instead of sixteen bucket updates and their statistics.
+//!
+//! A block of 32 codes under one scale (Q5_0) comes as two groups, its codes `0..16` and
+//! `16..32`, merged as one item of two halves (`ByScale<2>`): one key a block, not two.
 
 use super::codes::add_groups;
 use super::decode::groups::Group;
 use super::histogram::Histogram;
 
-/// Slots of the table at most (a power of two): it grows from [`FIRST_SLOTS`] while half of its
-/// slots would be taken, and is emptied when half of these are (a fresh slot costs a page fault
-/// a 64, so a small tensor's table stays small).
-const MAX_SLOTS: usize = 1 << 14;
-/// Slots of a new table.
-const FIRST_SLOTS: usize = 1 << 8;
-
-/// Groups a slot merges before it is emptied: a group holds at most 256 elements, so no count
-/// passes `u16::MAX`.
-const SLOT_GROUPS: u16 = 255;
-
-/// What identifies a group's values: its scale's and offset's bits, and its table.
-#[derive(Clone, Copy)]
-struct Key {
-    bits: u64,
-    table: &'static [f32; 16],
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Key) -> bool {
-        self.bits == other.bits && std::ptr::eq(self.table, other.table)
-    }
-}
-
-/// A key and its merged counts, one cache line.
-#[derive(Clone, Copy, Default)]
-#[repr(align(64))]
-struct Slot {
-    key: Option<Key>,
-    counts: [u16; 16],
-    groups: u16,
-}
-
-/// Groups ahead of the one being merged whose slot is fetched into the cache.
+/// Items ahead of the one being merged whose slot is fetched into the cache.
 const AHEAD: usize = 8;
 
-/// A group's scale's and offset's bits.
+/// Slots of the table: one for every `f16` bit pattern.
+const SLOTS: usize = 1 << 16;
+
+/// Items a slot merges before it is emptied: an item holds at most 256 elements, so no count
+/// passes `u16::MAX`.
+const SLOT_ITEMS: u16 = 255;
+
+/// The `f16` bits of `a` where it is a normal `f16` value (a block's scale, converted), which
+/// is every real scale; `None` for zeros, subnormals, infinities and NaN, and for any value no
+/// `f16` holds.
 #[inline(always)]
-fn key_bits(g: &Group) -> u64 {
-    u64::from(g.a.to_bits()) | u64::from(g.b.to_bits()) << 32
+fn f16_bits(a: f32) -> Option<u16> {
+    let bits = a.to_bits();
+    let exp = (bits >> 23) & 0xff;
+    // f16's normal exponents are f32's 113..=142 (biases 15 and 127); 13 mantissa bits drop.
+    if !(113..=142).contains(&exp) || bits & 0x1fff != 0 {
+        return None;
+    }
+    Some((((bits >> 16) & 0x8000) | (((bits >> 13) - (112 << 10)) & 0x7fff)) as u16)
 }
 
-/// Groups merged by key in an open-addressed table, emptied in the order each key came.
-pub struct ByScale {
-    slots: Vec<Slot>,
+/// Slots by scale, a slot per `f16` bit pattern: each scale's merged counts, per half (a cache
+/// line for two), and the items merged into it since it was emptied. Allocated zeroed: a page
+/// is touched only where scales fall.
+type Table<const H: usize> = (Vec<[[u16; 16]; H]>, Vec<u16>);
+
+/// What a merger keeps between pieces, empty: its table, its list of taken slots and its
+/// merged groups (a piece's groups: a megabyte of them on Q5_0, grown anew by each merger took
+/// 800 page faults a thread).
+type Spared<const H: usize> = (Table<H>, Vec<u16>, Vec<Group>);
+
+/// Counts merged by scale, for items of `H` groups in a row (one block's, of one scale and no
+/// offset: `H` halves of its codes). The table has a slot per `f16` scale, indexed by its bits:
+/// no hashing, no probing, and a tensor's scales, which lie close together, fall in a few
+/// chunks of it (a hashed table of keys measured 0.8x on Q5_0, its slots missing the cache).
+pub struct ByScale<const H: usize = 1> {
+    table: Table<H>,
     /// The slots taken, in the order they were taken.
-    taken: Vec<u32>,
-    /// Merged groups to count.
+    taken: Vec<u16>,
+    /// The halves' tables, the first item's: a codec's items all have the same.
+    tables: Option<[&'static [f32; 16]; H]>,
+    /// Merged groups to count, and groups that could not be merged.
     out: Vec<Group>,
 }
 
-impl std::fmt::Debug for ByScale {
+impl<const H: usize> std::fmt::Debug for ByScale<H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ByScale").field("taken", &self.taken.len()).finish_non_exhaustive()
     }
 }
 
 thread_local! {
-    /// The largest table a merger of this thread released, empty, for the thread's next: a
-    /// grown table's fresh pages cost a fault each, and a whole tensor's parts each make a
-    /// merger (the faults were 4% of a 2-thread TQ2_0 histogram).
-    static SPARE: std::cell::RefCell<Vec<Slot>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The table a merger of this thread released, empty, for the thread's next: its touched
+    /// pages cost a fault each, and a whole tensor's parts each make a merger (the faults were
+    /// 4% of a 2-thread TQ2_0 histogram). One per item size.
+    static SPARE_1: std::cell::RefCell<Spared<1>> = const { std::cell::RefCell::new(((Vec::new(), Vec::new()), Vec::new(), Vec::new())) };
+    static SPARE_2: std::cell::RefCell<Spared<2>> = const { std::cell::RefCell::new(((Vec::new(), Vec::new()), Vec::new(), Vec::new())) };
 }
 
-impl Default for ByScale {
+/// The thread's spare table for items of `H` groups.
+trait Spare<const H: usize> {
+    fn spare() -> &'static std::thread::LocalKey<std::cell::RefCell<Spared<H>>>;
+}
+
+/// Names the spare tables.
+struct Halves;
+
+impl Spare<1> for Halves {
+    fn spare() -> &'static std::thread::LocalKey<std::cell::RefCell<Spared<1>>> {
+        &SPARE_1
+    }
+}
+
+impl Spare<2> for Halves {
+    fn spare() -> &'static std::thread::LocalKey<std::cell::RefCell<Spared<2>>> {
+        &SPARE_2
+    }
+}
+
+impl<const H: usize> Default for ByScale<H> {
     /// A merger with no table yet (it takes one with its first groups).
     fn default() -> Self {
-        ByScale { slots: Vec::new(), taken: Vec::new(), out: Vec::new() }
+        ByScale { table: (Vec::new(), Vec::new()), taken: Vec::new(), tables: None, out: Vec::new() }
     }
 }
 
-impl ByScale {
-    /// Add `groups`' counts to their keys'.
+#[allow(private_bounds)]
+impl<const H: usize> ByScale<H>
+where
+    Halves: Spare<H>,
+{
+    /// Add `groups`' counts to their scales': an item is `H` groups in a row, one block's
+    /// halves (any groups past the last whole item are ignored). Items of a scale no `f16`
+    /// normal holds, with an offset, or of other tables are kept as they are.
     pub fn add(&mut self, groups: &[Group]) {
-        if self.slots.is_empty() {
-            self.slots = SPARE.take();
-            if self.slots.is_empty() {
-                self.slots = vec![Slot::default(); FIRST_SLOTS];
+        if self.table.0.is_empty() {
+            (self.table, self.taken, self.out) = Halves::spare().take();
+            if self.table.0.is_empty() {
+                self.table = (vec![[[0; 16]; H]; SLOTS], vec![0; SLOTS]);
             }
         }
-        for (n, g) in groups.iter().enumerate() {
-            if let Some(ahead) = groups.get(n + AHEAD) {
-                self.prefetch(key_bits(ahead));
+        let items = groups.as_chunks::<H>().0;
+        for (n, item) in items.iter().enumerate() {
+            if let Some(i) = items.get(n + AHEAD).and_then(|ahead| f16_bits(ahead[0].a)) {
+                self.prefetch(usize::from(i));
             }
-            debug_assert!(g.counts.iter().map(|&c| u32::from(c)).sum::<u32>() <= 256, "a group of a block");
-            let i = self.slot(Key { bits: key_bits(g), table: g.table });
-            let slot = &mut self.slots[i];
-            for (c, &n) in slot.counts.iter_mut().zip(&g.counts) {
-                *c += n;
-            }
-            slot.groups += 1;
-            if slot.groups == SLOT_GROUPS {
-                self.out.push(Group::new(g.a, g.b, g.table, std::mem::take(&mut slot.counts)));
-                slot.groups = 0;
-            }
-        }
-    }
-
-    /// The slot of `key`, taken if it was not (the table is emptied first if half of it is).
-    #[inline(always)]
-    fn slot(&mut self, key: Key) -> usize {
-        let mut i = self.first_slot(key.bits);
-        loop {
-            match self.slots[i].key {
-                Some(k) if k == key => return i,
-                Some(_) => i = (i + 1) % self.slots.len(),
-                None if self.taken.len() == self.slots.len() / 2 => {
-                    if self.slots.len() < MAX_SLOTS {
-                        self.grow();
-                    } else {
-                        self.empty();
-                    }
-                    i = self.first_slot(key.bits);
+            debug_assert!(item.iter().flat_map(|g| g.counts).map(u32::from).sum::<u32>() <= 256, "a block");
+            let g = &item[0];
+            let tables = item.each_ref().map(|g| g.table);
+            let ours = *self.tables.get_or_insert(tables);
+            let merged = f16_bits(g.a).filter(|_| {
+                g.b.to_bits() == (-0f32).to_bits()
+                    && item.iter().all(|h| h.a.to_bits() == g.a.to_bits() && h.b.to_bits() == g.b.to_bits())
+                    && tables.iter().zip(ours).all(|(t, o)| std::ptr::eq(*t, o))
+            });
+            let Some(i) = merged.map(usize::from) else {
+                self.out.extend_from_slice(item);
+                continue;
+            };
+            for (counts, g) in self.table.0[i].iter_mut().zip(item) {
+                for (c, &n) in counts.iter_mut().zip(&g.counts) {
+                    *c += n;
                 }
-                None => {
-                    self.slots[i].key = Some(key);
-                    self.taken.push(i as u32);
-                    return i;
+            }
+            let items = &mut self.table.1[i];
+            if *items == 0 {
+                self.taken.push(i as u16);
+            }
+            *items += 1;
+            if *items == SLOT_ITEMS {
+                // Emptied now; still listed as taken, it is passed over there unless taken again.
+                *items = 0;
+                let counts = std::mem::replace(&mut self.table.0[i], [[0; 16]; H]);
+                for (table, counts) in ours.into_iter().zip(counts) {
+                    self.out.push(Group::new(g.a, g.b, table, counts));
                 }
             }
         }
     }
 
-    /// Start fetching the slot where the search for `bits` starts into the cache (on x86-64;
-    /// 1.06x on Q4_0, whose slots outgrow the core's cache).
+    /// Start fetching slot `i`'s counts into the cache (on x86-64: they miss it, a 64 MiB
+    /// tensor's bytes passing through between a scale's blocks).
     #[inline(always)]
-    fn prefetch(&self, bits: u64) {
+    fn prefetch(&self, i: usize) {
         #[cfg(target_arch = "x86_64")]
         {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let slot: *const Slot = &self.slots[self.first_slot(bits)];
+            let slot: *const [[u16; 16]; H] = &self.table.0[i];
             // SAFETY: a prefetch of a slot of the table (it reads nothing).
             unsafe { _mm_prefetch::<_MM_HINT_T0>(slot.cast()) };
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = bits;
-    }
-
-    /// The slot a key's search starts at.
-    #[inline(always)]
-    fn first_slot(&self, bits: u64) -> usize {
-        (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - self.slots.len().trailing_zeros())) as usize
-    }
-
-    /// Twice the slots, each taken one moved to its place in them (the order taken kept).
-    #[cold]
-    fn grow(&mut self) {
-        let grown = vec![Slot::default(); 2 * self.slots.len()];
-        let old = std::mem::replace(&mut self.slots, grown);
-        let mut taken = std::mem::take(&mut self.taken);
-        for t in &mut taken {
-            let slot = old[*t as usize];
-            let key = slot.key.expect("a taken slot has a key");
-            let mut i = self.first_slot(key.bits);
-            while self.slots[i].key.is_some() {
-                i = (i + 1) % self.slots.len();
-            }
-            self.slots[i] = slot;
-            *t = i as u32;
-        }
-        self.taken = taken;
+        let _ = i;
     }
 
     /// Count every merged group into `h`, and empty the table.
@@ -185,22 +183,27 @@ impl ByScale {
     pub fn release(&mut self) {
         self.empty();
         self.out.clear();
-        let slots = std::mem::take(&mut self.slots);
-        SPARE.with_borrow_mut(|spare| {
-            if slots.len() > spare.len() {
-                *spare = slots;
-            }
-        });
+        if !self.table.0.is_empty() {
+            Halves::spare().set((
+                std::mem::take(&mut self.table),
+                std::mem::take(&mut self.taken),
+                std::mem::take(&mut self.out),
+            ));
+        }
     }
 
     /// Move every taken slot into the merged groups.
     fn empty(&mut self) {
+        let Some(tables) = self.tables else { return };
         for &i in &self.taken {
-            let slot = std::mem::take(&mut self.slots[i as usize]);
-            let key = slot.key.expect("a taken slot has a key");
-            if slot.groups > 0 {
-                let (a, b) = (f32::from_bits(key.bits as u32), f32::from_bits((key.bits >> 32) as u32));
-                self.out.push(Group::new(a, b, key.table, slot.counts));
+            let i = usize::from(i);
+            if std::mem::take(&mut self.table.1[i]) == 0 {
+                continue;
+            }
+            let counts = std::mem::replace(&mut self.table.0[i], [[0; 16]; H]);
+            let a = f32::from(half::f16::from_bits(i as u16));
+            for (table, counts) in tables.into_iter().zip(counts) {
+                self.out.push(Group::new(a, -0.0, table, counts));
             }
         }
         self.taken.clear();
@@ -217,35 +220,48 @@ mod tests {
         [-1., 0., 1., 2., 3., 4., 5., 6., 7., 8., 9., 10., 11., 12., 13., 14.],
     ];
 
-    /// `n` groups of 32 elements over `keys` distinct scales and both tables.
-    fn groups(n: usize, keys: u32, seed: &mut u64) -> Vec<Group> {
+    const NO_OFFSET: f32 = -0.0;
+
+    /// `n` items of `H` groups, 32 elements an item, over `keys` distinct `f16` scales (of both
+    /// signs, some not normal: zero, subnormal, infinite, NaN), every `odd`th with an offset
+    /// or the other table.
+    fn items<const H: usize>(n: usize, keys: u32, odd: usize, seed: &mut u64) -> Vec<Group> {
         let mut next = || {
             *seed ^= *seed << 13;
             *seed ^= *seed >> 7;
             *seed ^= *seed << 17;
             *seed
         };
-        (0..n)
-            .map(|_| {
-                let k = (next() % u64::from(keys)) as u32;
-                let mut counts = [0u16; 16];
-                for _ in 0..32 {
-                    counts[(next() % 16) as usize] += 1;
-                }
-                let a = f32::from_bits(0x3c00_0000 + (k >> 1) * 8192);
-                Group::new(a, NO_OFFSET, &TABLES[(k & 1) as usize], counts)
-            })
-            .collect()
+        let unusual = [0x0000, 0x8000, 0x0001, 0x83ff, 0x7c00, 0xfc00, 0x7e00, 0x0400, 0x7bff];
+        let mut out = Vec::new();
+        for i in 0..n {
+            let k = (next() % u64::from(keys)) as u16;
+            // Distinct keys, normal values of both signs (`keys` below 14,000), a few unusual.
+            let bits =
+                if k % 97 == 5 { unusual[usize::from(k) % unusual.len()] } else { (0x1000 + 2 * k) | (k & 1) << 15 };
+            let a = f32::from(half::f16::from_bits(bits));
+            let mut counts = [[0u16; 16]; H];
+            for _ in 0..32 {
+                counts[(next() % H as u64) as usize][(next() % 16) as usize] += 1;
+            }
+            let (b, table) = match i % odd {
+                1 => (0.5, 0),
+                2 => (NO_OFFSET, 1),
+                _ => (NO_OFFSET, 0),
+            };
+            out.extend(counts.map(|c| Group::new(a, b, &TABLES[table], c)));
+        }
+        out
     }
-
-    const NO_OFFSET: f32 = -0.0;
 
     /// Each value's total count.
     fn by_value(groups: &[Group]) -> BTreeMap<u32, u64> {
         let mut out = BTreeMap::new();
         for g in groups {
             for i in 0..16 {
-                *out.entry(g.value(i).to_bits()).or_default() += u64::from(g.counts[i]);
+                let v = g.value(i);
+                let bits = if v.is_nan() { f32::NAN.to_bits() } else { v.to_bits() };
+                *out.entry(bits).or_default() += u64::from(g.counts[i]);
             }
         }
         out.retain(|_, &mut n| n > 0);
@@ -253,31 +269,59 @@ mod tests {
     }
 
     #[test]
-    fn merged_groups_hold_the_groups_values() {
+    fn f16_bits_are_those_of_normal_f16_values_only() {
+        for bits in 0..=u16::MAX {
+            let h = half::f16::from_bits(bits);
+            let want = h.is_normal().then_some(bits);
+            assert_eq!(f16_bits(f32::from(h)), want, "{bits:#06x}");
+        }
+        for a in [1e-8f32, 1e6, 0.1, -3.0e-5, f32::MIN_POSITIVE] {
+            assert_eq!(f16_bits(a), None, "{a} is no f16");
+        }
+    }
+
+    /// Every item merged (or kept) gives the same values, for one group an item and for two.
+    fn merged_items_hold_the_items_values<const H: usize>()
+    where
+        Halves: Spare<H>,
+    {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
-        // One key (slots emptied every 255 groups), a few, more than a first table holds (it
-        // grows), and more than the largest holds (it is emptied when half full).
-        for (n, keys) in [(40_000, 1), (5000, 7), (20_000, 3000), (60_000, 40_000)] {
-            let groups = groups(n, keys, &mut seed);
-            let mut merged = ByScale::default();
-            for part in groups.chunks(999) {
+        // One key (its slot emptied every 255 items), a few, many; then items with offsets,
+        // other tables and unusual scales among them, which are kept as they are.
+        for (n, keys, odd) in
+            [(40_000, 1, usize::MAX), (5000, 7, usize::MAX), (60_000, 9000, usize::MAX), (20_000, 300, 7)]
+        {
+            let groups = items::<H>(n, keys, odd, &mut seed);
+            let mut merged = ByScale::<H>::default();
+            for part in groups.chunks(999 * H) {
                 merged.add(part);
             }
             merged.empty();
-            assert_eq!(by_value(&merged.out), by_value(&groups), "{n} groups over {keys} keys");
-            // Within the largest table, a key's groups (fewer than a slot holds) merge into one.
-            if keys as usize <= MAX_SLOTS / 2 && n / keys as usize <= 200 {
-                assert!(merged.out.len() <= keys as usize, "{} merged groups of {keys} keys", merged.out.len());
+            assert_eq!(by_value(&merged.out), by_value(&groups), "{n} items over {keys} keys");
+            // A key's items (fewer than a slot holds) merge into one group a half, unusual
+            // scales apart.
+            if odd == usize::MAX && n / keys as usize <= 200 {
+                let unusual = n * H / keys as usize * (keys as usize / 97 + 1) * 2;
+                assert!(merged.out.len() <= keys as usize * H + unusual, "{} groups of {keys} keys", merged.out.len());
             }
-            assert!(merged.slots.len() <= MAX_SLOTS);
         }
+    }
+
+    #[test]
+    fn merged_groups_hold_the_groups_values() {
+        merged_items_hold_the_items_values::<1>();
+    }
+
+    #[test]
+    fn merged_pairs_hold_the_pairs_values() {
+        merged_items_hold_the_items_values::<2>();
     }
 
     #[test]
     fn merged_groups_give_the_groups_histogram() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let groups = groups(30_000, 500, &mut seed);
-        let mut merged = ByScale::default();
+        let groups = items::<2>(30_000, 500, 11, &mut seed);
+        let mut merged = ByScale::<2>::default();
         merged.add(&groups);
         let mut by_scale = Histogram::default();
         merged.count_into(&mut by_scale);
@@ -286,7 +330,10 @@ mod tests {
         add_groups(&mut one_by_one, &groups);
         one_by_one.end_piece();
         let (a, b) = (&by_scale.stats, &one_by_one.stats);
-        assert_eq!((a.count, a.zero, a.min, a.max), (b.count, b.zero, b.min, b.max));
+        assert_eq!(
+            (a.count, a.nan, a.pos_inf, a.zero, a.min, a.max),
+            (b.count, b.nan, b.pos_inf, b.zero, b.min, b.max)
+        );
         assert!((a.mean - b.mean).abs() <= 1e-12 * a.std() && (a.std() - b.std()).abs() <= 1e-12 * a.std());
         assert_eq!(by_scale.bins(61), one_by_one.bins(61));
         assert!(merged.taken.is_empty() && merged.out.is_empty());
@@ -295,22 +342,21 @@ mod tests {
     #[test]
     fn a_released_table_serves_the_thread_s_next_merger_clean() {
         let mut seed = 0x853c_49e6_748f_ea9bu64;
-        let mut first = ByScale::default();
-        // Merged and released before being counted: the table is grown and full of keys.
-        first.add(&groups(20_000, 3000, &mut seed));
-        let grown = first.slots.len();
-        assert!(grown > FIRST_SLOTS);
+        let mut first = ByScale::<1>::default();
+        // Merged and released before being counted: the table is full of counts.
+        first.add(&items::<1>(20_000, 3000, usize::MAX, &mut seed));
+        let table = first.table.0.as_ptr();
         first.release();
-        assert!(first.slots.is_empty() && first.taken.is_empty());
-        let second_groups = groups(5000, 50, &mut seed);
-        let mut second = ByScale::default();
-        second.add(&second_groups);
-        assert_eq!(second.slots.len(), grown, "the released table is taken again");
+        assert!(first.table.0.is_empty() && first.taken.is_empty());
+        let second_items = items::<1>(5000, 50, usize::MAX, &mut seed);
+        let mut second = ByScale::<1>::default();
+        second.add(&second_items);
+        assert_eq!(second.table.0.as_ptr(), table, "the released table is taken again");
         second.empty();
-        assert_eq!(by_value(&second.out), by_value(&second_groups));
+        assert_eq!(by_value(&second.out), by_value(&second_items));
         // A released merger takes a table again if more groups come.
-        first.add(&second_groups);
+        first.add(&second_items);
         first.empty();
-        assert_eq!(by_value(&first.out), by_value(&second_groups));
+        assert_eq!(by_value(&first.out), by_value(&second_items));
     }
 }

@@ -785,7 +785,7 @@ pub(crate) mod tests {
             for (blocks, tame) in [(1, true), (333, true), (700, false)] {
                 let bytes = random_blocks(&codec, blocks, &mut seed, tame);
                 let [portable, dispatched] = match codec.groups.expect("grouped") {
-                    Grouping::Groups(f) | Grouping::ByScale(f) => both_kernels(f, &bytes),
+                    Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScalePairs(f) => both_kernels(f, &bytes),
                     Grouping::Quads(f) => both_kernels(f, &bytes),
                 };
                 let bits = |h: &Histogram| {

@@ -98,6 +98,9 @@ pub enum Grouping {
     /// ([`crate::by_scale`]). (Groups of two scales per block, or a scale and an offset, have
     /// too many distinct keys: Q4_1, Q4_K, IQ4_XS and IQ1_S ran at 0.4-0.5x so.)
     ByScale(GroupsFn),
+    /// As [`Grouping::ByScale`] for blocks of 32 codes (Q5_0): each block is two groups in a
+    /// row, its codes `0..16` and `16..32` under the same scale, merged as one.
+    ByScalePairs(GroupsFn),
     Quads(QuadsFn),
 }
 
@@ -113,6 +116,11 @@ static SIGN: [f32; 16] = widen(&[-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 
 static IDENTITY: [f32; 16] = widen(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 /// `q − 8`: Q4_0.
 static MINUS_8: [f32; 16] = widen(&[-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7]);
+/// `q − 16` for codes `0..16` and `16..32`: Q5_0's halves.
+static MINUS_16: [[f32; 16]; 2] = [
+    widen(&[-16, -15, -14, -13, -12, -11, -10, -9, -8, -7, -6, -5, -4, -3, -2, -1]),
+    widen(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]),
+];
 /// IQ4_NL's and IQ4_XS's levels.
 static IQ4: [f32; 16] = widen(&super::iq_tables::KVALUES_IQ4NL);
 /// MXFP4's doubled E2M1 values.
@@ -405,7 +413,7 @@ macro_rules! nibble_groups {
             #[cfg(target_arch = "x86_64")]
             {
                 if nibbles::Avx512::detected() {
-                    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq")]
+                    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,gfni")]
                     unsafe fn avx512(src: &[u8], out: &mut Vec<Group>) {
                         $with::<nibbles::Avx512>(src, out)
                     }
@@ -506,6 +514,21 @@ fn q4_1_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
 }
 
 nibble_groups!(
+    /// Q5_0: `(q − 16) · d`, 32 codes of five bits as two groups (see [`Grouping::ByScalePairs`]).
+    q5_0 = q5_0_with
+);
+#[inline(always)]
+fn q5_0_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    for b in src.as_chunks::<22>().0 {
+        let d = f16_le(b);
+        let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+        let [low, high] = C::fives(b[6..].try_into().expect("16 code bytes"), qh);
+        out.push(Group::new(d, NO_OFFSET, &MINUS_16[0], low));
+        out.push(Group::new(d, NO_OFFSET, &MINUS_16[1], high));
+    }
+}
+
+nibble_groups!(
     /// IQ4_NL: `d · level`.
     iq4_nl = iq4_nl_with
 );
@@ -555,7 +578,7 @@ pub(crate) mod tests {
     }
 
     /// Every codec that has groups.
-    pub(crate) const GROUPED: [crate::decode::BlockCodec; 13] = [
+    pub(crate) const GROUPED: [crate::decode::BlockCodec; 14] = [
         ggml::Q2_K,
         iquants::IQ1_M,
         iquants::IQ1_S,
@@ -566,6 +589,7 @@ pub(crate) mod tests {
         ggml::Q4_0,
         ggml::Q4_1,
         ggml::Q4_K,
+        ggml::Q5_0,
         ggml::MXFP4,
         iquants::IQ4_NL,
         iquants::IQ4_XS,
@@ -598,7 +622,7 @@ pub(crate) mod tests {
                 let mut decoded: Vec<u32> = values.iter().map(|&v| bits(v)).collect();
                 decoded.sort_unstable();
                 let (n, got) = match groups_fn {
-                    Grouping::Groups(f) | Grouping::ByScale(f) => entries_of(f, &bytes),
+                    Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScalePairs(f) => entries_of(f, &bytes),
                     Grouping::Quads(f) => entries_of(f, &bytes),
                 };
                 assert_eq!(n, values.len());

@@ -18,6 +18,17 @@ pub trait Counter {
     fn joint(qs: &[u8; 128]) -> [Counts; 8];
     /// Two groups of 16 bytes from two blocks (Q4_0, Q4_1, IQ4_NL, MXFP4).
     fn pair(p: &[u8; 16], q: &[u8; 16]) -> [Counts; 2];
+    /// A block's 32 five-bit codes (Q5_0), as the counts of codes `0..16` and of `16..32`: code
+    /// `j`'s low four bits are the low nibble of `qs[j]` (`j < 16`) or the high nibble of
+    /// `qs[j − 16]`, its fifth bit is bit `j` of `qh`.
+    fn fives(qs: &[u8; 16], qh: u32) -> [Counts; 2];
+}
+
+/// Code `j` of [`Counter::fives`]' block.
+#[inline(always)]
+fn five(qs: &[u8; 16], qh: u32, j: usize) -> usize {
+    let nibble = if j < 16 { qs[j] & 15 } else { qs[j - 16] >> 4 };
+    usize::from(nibble) | ((qh >> j) as usize & 1) << 4
 }
 
 /// Counts of the low and of the high nibbles of `qs`.
@@ -62,6 +73,15 @@ impl Counter for Plain {
     fn pair(p: &[u8; 16], q: &[u8; 16]) -> [Counts; 2] {
         [joint_one(p), joint_one(q)]
     }
+    #[inline(always)]
+    fn fives(qs: &[u8; 16], qh: u32) -> [Counts; 2] {
+        let mut n = [[0u16; 16]; 2];
+        for j in 0..32 {
+            let c = five(qs, qh, j);
+            n[c / 16][c % 16] += 1;
+        }
+        n
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -76,13 +96,28 @@ mod x86 {
     /// Compares, byte masks and population counts in AVX2: only where `avx2` and `popcnt` run.
     pub struct Avx2;
 
+    /// The fifth bits of [`Counter::fives`]' 32 codes as bytes: byte `j` is 16 where bit `j` of
+    /// `qh` is set, else 0 (to add to the nibbles).
+    #[inline(always)]
+    fn fifth_bits(qh: u32) -> [u8; 32] {
+        std::array::from_fn(|j| ((qh >> j) as u8 & 1) << 4)
+    }
+
     /// Counts of the codes `0..16` among the 32 bytes of `v` (each below 16).
     #[inline(always)]
     unsafe fn count32(v: __m256i) -> Counts {
+        // SAFETY: the caller runs with AVX2 and POPCNT.
+        unsafe { count32_from(v, 0) }
+    }
+
+    /// Counts of the codes `first..first + 16` among the 32 bytes of `v`.
+    #[inline(always)]
+    unsafe fn count32_from(v: __m256i, first: u8) -> Counts {
         let mut n = [0u16; 16];
         for (c, n) in n.iter_mut().enumerate() {
-            // SAFETY (all three): the caller runs with AVX2 and POPCNT.
-            let hits = unsafe { _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8))) };
+            let code = _mm256_set1_epi8((first + c as u8) as i8);
+            // SAFETY (both): the caller runs with AVX2 and POPCNT.
+            let hits = unsafe { _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, code)) };
             *n = hits.count_ones() as u16;
         }
         n
@@ -140,6 +175,18 @@ mod x86 {
                 joint2(_mm256_set_m128i(q, p))
             }
         }
+        #[inline(always)]
+        fn fives(qs: &[u8; 16], qh: u32) -> [Counts; 2] {
+            let high = fifth_bits(qh);
+            // SAFETY: as above; loads of 16 and 32 bytes in bounds.
+            unsafe {
+                let v = _mm_loadu_si128(qs.as_ptr().cast());
+                let low = _mm_set1_epi8(15);
+                let nibbles = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16::<4>(v), low), _mm_and_si128(v, low));
+                let codes = _mm256_or_si256(nibbles, _mm256_loadu_si256(high.as_ptr().cast()));
+                [count32_from(codes, 0), count32_from(codes, 16)]
+            }
+        }
     }
 
     /// Bit planes and vector population counts in AVX-512: only where [`Avx512::detected`].
@@ -151,6 +198,8 @@ mod x86 {
             std::is_x86_feature_detected!("avx512f")
                 && std::is_x86_feature_detected!("avx512bw")
                 && std::is_x86_feature_detected!("avx512vpopcntdq")
+                && std::is_x86_feature_detected!("avx512vl")
+                && std::is_x86_feature_detected!("gfni")
         }
     }
 
@@ -234,6 +283,21 @@ mod x86 {
         }
     }
 
+    /// `FLIP16[b]`: lane `c` (code `c` of sixteen) is all ones where bit `b` of `c` is clear.
+    static FLIP16: [[i32; 16]; 4] = {
+        let mut t = [[0; 16]; 4];
+        let mut b = 0;
+        while b < 4 {
+            let mut c = 0;
+            while c < 16 {
+                t[b][c] = if (c >> b) & 1 == 0 { -1 } else { 0 };
+                c += 1;
+            }
+            b += 1;
+        }
+        t
+    };
+
     impl Counter for Avx512 {
         #[inline(always)]
         fn split(qs: &[u8; 128]) -> [Counts; 8] {
@@ -268,6 +332,41 @@ mod x86 {
             unsafe {
                 let (p, q) = (_mm_loadu_si128(p.as_ptr().cast()), _mm_loadu_si128(q.as_ptr().cast()));
                 joint2_512(_mm256_set_m128i(q, p))
+            }
+        }
+        #[inline(always)]
+        fn fives(qs: &[u8; 16], qh: u32) -> [Counts; 2] {
+            // SAFETY (the block): `Avx512` is used only where it was detected; a load of 16
+            // bytes in bounds, a store of 64 bytes into 32 u16s.
+            unsafe {
+                // The bit planes of the nibbles, by an 8x8 bit transpose per 8 bytes (GFNI):
+                // with the bytes reversed, byte `j` of a word becomes bit `j` of its 8 bytes.
+                let reversed = _mm_shuffle_epi8(
+                    _mm_loadu_si128(qs.as_ptr().cast()),
+                    _mm_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8),
+                );
+                let t = _mm_gf2p8affine_epi64_epi8::<0>(_mm_set1_epi64x(0x8040_2010_0804_0201u64 as i64), reversed);
+                // Plane `b` of elements 0..8, 8..16 (low nibbles), 16..24, 24..32 (high ones).
+                let planes = _mm_shuffle_epi8(t, _mm_setr_epi8(0, 8, 4, 12, 1, 9, 5, 13, 2, 10, 6, 14, 3, 11, 7, 15));
+                let planes: [u32; 4] = std::mem::transmute(planes);
+                // Lane `c` keeps the elements whose low four bits are `c`: the AND over the
+                // four planes, each complemented where bit `b` of `c` is clear.
+                let mut hits = _mm512_set1_epi32(-1);
+                for (b, &plane) in planes.iter().enumerate() {
+                    let flip = _mm512_loadu_si512(FLIP16[b].as_ptr().cast());
+                    hits = _mm512_ternarylogic_epi32::<0x60>(hits, _mm512_set1_epi32(plane as i32), flip);
+                }
+                let fifth = _mm512_set1_epi32(qh as i32);
+                let (low, high) = (_mm512_andnot_si512(fifth, hits), _mm512_and_si512(fifth, hits));
+                // Each count in the low word of its lane: the low words of both, in order.
+                let even = _mm512_set_epi16(
+                    62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14,
+                    12, 10, 8, 6, 4, 2, 0,
+                );
+                let counts = _mm512_permutex2var_epi16(_mm512_popcnt_epi32(low), even, _mm512_popcnt_epi32(high));
+                let mut out = [[0u16; 16]; 2];
+                _mm512_storeu_si512(out.as_mut_ptr().cast(), counts);
+                out
             }
         }
     }
@@ -331,6 +430,43 @@ mod simd128 {
         fn pair(p: &[u8; 16], q: &[u8; 16]) -> [Counts; 2] {
             [joint16(load(p, 0)), joint16(load(q, 0))]
         }
+        #[inline(always)]
+        fn fives(qs: &[u8; 16], qh: u32) -> [Counts; 2] {
+            let v = load(qs, 0);
+            // Plane `b`: bit `b` of elements 0..16 (low nibbles), then 16..32 (high ones),
+            // each moved to its byte's top bit for the byte mask.
+            let planes: [u32; 4] = std::array::from_fn(|b| {
+                let low = u32::from(i8x16_bitmask(i8x16_shl(v, 7 - b as u32)));
+                let high = u32::from(i8x16_bitmask(i8x16_shl(v, 3 - b as u32)));
+                low | high << 16
+            });
+            // Lane `j` of vector `k` keeps the elements whose low four bits are `4k + j`:
+            // planes 0 and 1 (complemented where the code's bit is clear) vary by lane,
+            // planes 2 and 3 by vector.
+            let bit0 = v128_xor(u32x4_splat(planes[0]), i32x4(-1, 0, -1, 0));
+            let bit1 = v128_xor(u32x4_splat(planes[1]), i32x4(-1, -1, 0, 0));
+            let by_lane = v128_and(bit0, bit1);
+            let fifth = u32x4_splat(qh);
+            let [mut low, mut high] = [[u32x4_splat(0); 4]; 2];
+            for k in 0..4 {
+                let p2 = if k & 1 == 0 { !planes[2] } else { planes[2] };
+                let p3 = if k & 2 == 0 { !planes[3] } else { planes[3] };
+                let hits = v128_and(by_lane, u32x4_splat(p2 & p3));
+                let ones = |m: v128| i32x4_extadd_pairwise_u16x8(i16x8_extadd_pairwise_u8x16(i8x16_popcnt(m)));
+                low[k] = ones(v128_andnot(hits, fifth));
+                high[k] = ones(v128_and(hits, fifth));
+            }
+            let mut out = [[0u16; 16]; 2];
+            for (half, out) in [low, high].iter().zip(&mut out) {
+                let (first, second) = (i16x8_narrow_i32x4(half[0], half[1]), i16x8_narrow_i32x4(half[2], half[3]));
+                // SAFETY: two stores of 16 bytes into 16 u16s.
+                unsafe {
+                    v128_store(out.as_mut_ptr().cast(), first);
+                    v128_store(out.as_mut_ptr().add(8).cast(), second);
+                }
+            }
+            out
+        }
     }
 }
 
@@ -353,24 +489,32 @@ mod tests {
                 *q = if round % 3 == 0 { (seed >> 40) as u8 & 0x33 } else { (seed >> 40) as u8 };
             }
             let (p, q): (&[u8; 16], &[u8; 16]) = (qs[..16].try_into().unwrap(), qs[40..56].try_into().unwrap());
-            let want = (Plain::split(&qs), Plain::joint(&qs), Plain::pair(p, q));
+            let qh = u32::from_le_bytes(qs[60..64].try_into().unwrap());
+            let want = (Plain::split(&qs), Plain::joint(&qs), Plain::pair(p, q), Plain::fives(p, qh));
             for counts in want.0.iter().chain(&want.1).chain(&want.2) {
                 assert_eq!(counts.iter().map(|&n| u32::from(n)).sum::<u32>(), 32);
             }
+            assert_eq!(want.3.concat().iter().map(|&n| u32::from(n)).sum::<u32>(), 32);
             #[cfg(target_arch = "x86_64")]
             {
                 if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
-                    assert_eq!((Avx2::split(&qs), Avx2::joint(&qs), Avx2::pair(p, q)), want);
+                    assert_eq!((Avx2::split(&qs), Avx2::joint(&qs), Avx2::pair(p, q), Avx2::fives(p, qh)), want);
                     checked += 1;
                 }
                 if Avx512::detected() {
-                    assert_eq!((Avx512::split(&qs), Avx512::joint(&qs), Avx512::pair(p, q)), want);
+                    assert_eq!(
+                        (Avx512::split(&qs), Avx512::joint(&qs), Avx512::pair(p, q), Avx512::fives(p, qh)),
+                        want
+                    );
                     checked += 1;
                 }
             }
             #[cfg(target_arch = "wasm32")]
             {
-                assert_eq!((Simd128::split(&qs), Simd128::joint(&qs), Simd128::pair(p, q)), want);
+                assert_eq!(
+                    (Simd128::split(&qs), Simd128::joint(&qs), Simd128::pair(p, q), Simd128::fives(p, qh)),
+                    want
+                );
                 checked += 1;
             }
         }

@@ -638,6 +638,7 @@ struct Grouped {
 enum Batch {
     Groups(fn(&[u8], &mut Vec<Group>), Vec<Group>),
     ByScale(fn(&[u8], &mut Vec<Group>), Vec<Group>, Box<ByScale>),
+    ByScalePairs(fn(&[u8], &mut Vec<Group>), Vec<Group>, Box<ByScale<2>>),
     Quads(fn(&[u8], &mut Vec<Quad>), Vec<Quad>),
 }
 
@@ -647,6 +648,7 @@ impl Grouped {
         let batch = match codec.groups? {
             Grouping::Groups(f) => Batch::Groups(f, Vec::new()),
             Grouping::ByScale(f) => Batch::ByScale(f, Vec::new(), Box::default()),
+            Grouping::ByScalePairs(f) => Batch::ByScalePairs(f, Vec::new(), Box::default()),
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
         };
         Some(Grouped { batch_bytes, batch })
@@ -654,8 +656,10 @@ impl Grouped {
 
     /// Every piece was added: give back what only adding needs.
     fn release(&mut self) {
-        if let Batch::ByScale(_, _, by_scale) = &mut self.batch {
-            by_scale.release();
+        match &mut self.batch {
+            Batch::ByScale(_, _, by_scale) => by_scale.release(),
+            Batch::ByScalePairs(_, _, by_scale) => by_scale.release(),
+            Batch::Groups(..) | Batch::Quads(..) => {}
         }
     }
 
@@ -663,10 +667,14 @@ impl Grouped {
         match &mut self.batch {
             Batch::Groups(f, batch) => in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b)),
             // A small piece (a sample's) holds too few groups a scale for merging to pay.
-            Batch::ByScale(f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
+            Batch::ByScale(f, batch, _) | Batch::ByScalePairs(f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
                 in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b))
             }
             Batch::ByScale(f, batch, by_scale) => {
+                in_batches(bytes, self.batch_bytes, *f, batch, |b| by_scale.add(b));
+                by_scale.count_into(h);
+            }
+            Batch::ByScalePairs(f, batch, by_scale) => {
                 in_batches(bytes, self.batch_bytes, *f, batch, |b| by_scale.add(b));
                 by_scale.count_into(h);
             }
@@ -741,7 +749,7 @@ mod tests {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let merged = crate::decode::groups::tests::GROUPED
             .into_iter()
-            .filter(|c| matches!(c.groups, Some(Grouping::ByScale(_))));
+            .filter(|c| matches!(c.groups, Some(Grouping::ByScale(_) | Grouping::ByScalePairs(_))));
         let mut codecs = 0;
         for codec in merged {
             codecs += 1;
@@ -780,6 +788,6 @@ mod tests {
             assert!((a.mean - mean).abs() <= 1e-9 * scale, "{what}: mean {} vs {mean}", a.mean);
             assert!((a.std() - var.sqrt()).abs() <= 1e-9 * scale, "{what}: std {} vs {}", a.std(), var.sqrt());
         }
-        assert_eq!(codecs, 7);
+        assert_eq!(codecs, 8);
     }
 }
