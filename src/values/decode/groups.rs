@@ -11,7 +11,8 @@
 //! four codes over 64 to 256 elements, counted with population counts or, for TQ1_0's trits, a
 //! table per byte), IQ1_S (three grid values per 32 elements, counted per grid row by table),
 //! and the 4-bit ones with a scale per 32 elements (Q4_0, Q4_1, Q4_K, IQ4_NL, IQ4_XS, MXFP4),
-//! whose codes are counted in vectors ([`super::nibbles`]). Types with a scale per 16 or 8
+//! whose codes are counted in vectors ([`super::nibbles`]), as are Q5_0's 32 five-bit codes, two
+//! groups of sixteen under one scale ([`Grouping::ByScalePairs`]). Types with a scale per 16 or 8
 //! elements have quads ([`Quad`]), four sub-blocks' few codes as one set of sixteen entries: Q2_K
 //! (four codes per 16 elements) and IQ1_M (three grid values per 8). Codes are never counted one
 //! by one: a run of equal codes then waits on one counter (TQ2_0 ran at a third of ggml's speed
@@ -19,8 +20,11 @@
 //! codes per 16 elements, two sub-blocks a quad, measured 1.3x natively but 0.67x in the
 //! workers' wasm, so it is decoded.)
 //!
-//! Where a block has one scale and no offset (Q1_0, Q2_0, TQ1_0, TQ2_0, Q4_0, IQ4_NL, MXFP4), a
-//! piece's groups are first merged by scale ([`Grouping::ByScale`], [`crate::by_scale`]).
+//! Where a block has one scale and no offset (Q1_0, Q2_0, TQ1_0, TQ2_0, Q4_0, Q5_0, IQ4_NL,
+//! MXFP4), a piece's groups are first merged by scale ([`Grouping::ByScale`],
+//! [`crate::by_scale`]). (Q5_1 and Q8_0 are decoded: Q5_1's scale and offset are distinct per
+//! block, and as two groups a block, unmerged, it measured 0.67x; Q8_0's 256 codes per 32
+//! elements would cost a count each.)
 
 use super::nibbles::{self, Counter};
 use super::{f16_le, ggml, iquants};
