@@ -80,11 +80,53 @@ pub fn decode_values(data: &[u8]) {
         assert_eq!(counts(a), counts(b), "type {which}: the sink's counts and extremes");
         assert_eq!(sink.values.bins(bins), h.bins(bins), "type {which}: the sink's bins");
     }
+    // Groups merged by scale (which the sink does only for pieces of 256 KiB and more) bin and
+    // count as the decoded values do, whatever their scales: zeros, subnormals, NaN.
+    {
+        use super::by_scale::ByScale;
+        use super::decode::groups::Grouping;
+        let merged = match codec.groups {
+            Some(Grouping::ByScale(f)) => {
+                Some(merged(f, &bytes[..whole], 1, &mut ByScale::<1>::default(), ByScale::add, ByScale::count_into))
+            }
+            Some(Grouping::ByScalePairs(f)) => {
+                Some(merged(f, &bytes[..whole], 2, &mut ByScale::<2>::default(), ByScale::add, ByScale::count_into))
+            }
+            _ => None,
+        };
+        if let Some(m) = merged {
+            let counts =
+                |s: &super::stats::Stats| (s.count, s.finite, s.nan, s.pos_inf, s.neg_inf, s.zero, s.min, s.max);
+            assert_eq!(counts(&m.stats), counts(&h.stats), "type {which}: merged counts and extremes");
+            assert_eq!(m.bins(bins), h.bins(bins), "type {which}: merged bins");
+        }
+    }
     if let Some(scales) = codec.scales {
         let mut out = Vec::new();
         scales(&bytes[..whole], &mut out);
         h.add(&out);
     }
+}
+
+/// The histogram of `bytes`' groups merged by `merger`, items of `per_item` groups, added in two
+/// calls (so a slot's items span them).
+fn merged<M>(
+    groups_of: fn(&[u8], &mut Vec<super::decode::groups::Group>),
+    bytes: &[u8],
+    per_item: usize,
+    merger: &mut M,
+    add: fn(&mut M, &[super::decode::groups::Group]),
+    count_into: fn(&mut M, &mut super::histogram::Histogram),
+) -> super::histogram::Histogram {
+    let mut groups = Vec::new();
+    groups_of(bytes, &mut groups);
+    let (first, second) = groups.split_at(groups.len() / 2 / per_item * per_item);
+    add(merger, first);
+    add(merger, second);
+    let mut h = super::histogram::Histogram::default();
+    count_into(merger, &mut h);
+    h.end_piece();
+    h
 }
 
 fn decode(name: &str, data: &[u8], chunk: u64) -> Parsed {

@@ -29,6 +29,7 @@ pub use tensorscope_formats::step;
 pub use tensorscope_formats::summary;
 pub use tensorscope_formats::text;
 pub use tensorscope_formats::wire;
+pub use tensorscope_values::by_scale;
 pub use tensorscope_values::codes;
 pub use tensorscope_values::decode;
 pub use tensorscope_values::histogram;

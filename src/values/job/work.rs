@@ -375,7 +375,7 @@ impl Job for ScanUnits {
     }
 }
 
-/// Pieces `0..plan.pieces` cut into ranges of at most [`ORDER_PIECES`], at least `workers` of
+/// Pieces `0..plan.pieces` cut into ranges of at most `ORDER_PIECES` (64), at least `workers` of
 /// them when there are that many pieces (and one, empty, when there are none).
 pub fn piece_ranges(plan: &Plan, workers: usize) -> Vec<Range<u64>> {
     // At most MAX_ORDERS orders, however many pieces a (claimed) size makes.
