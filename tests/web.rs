@@ -254,7 +254,7 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
     use tensorscope::engine::gguf::GgmlType;
     use tensorscope::engine::histogram::Histogram;
     /// `bytes` taken apart by `entries_of`, counted by the bundle's kernel and the portable one.
-    fn both_kernels<S: Scale>(entries_of: fn(&[u8], &mut Vec<Entries<S>>), bytes: &[u8]) -> [Histogram; 2] {
+    fn both_kernels<S: Scale>(entries_of: impl Fn(&[u8], &mut Vec<Entries<S>>), bytes: &[u8]) -> [Histogram; 2] {
         let mut groups = Vec::new();
         entries_of(bytes, &mut groups);
         let (mut vector, mut portable) = (Histogram::default(), Histogram::default());
@@ -283,7 +283,15 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
                 }
             }
             let [vector, portable] = match c.groups.unwrap() {
-                Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScalePairs(f) => both_kernels(f, &bytes),
+                Grouping::Groups(f) | Grouping::ByScale(f) => both_kernels(f, &bytes),
+                Grouping::ByScalePairs { pairs, tables } => both_kernels(
+                    |b, out| {
+                        let mut p = Vec::new();
+                        pairs(b, &mut p);
+                        out.extend(p.iter().flat_map(|p| p.groups(tables)));
+                    },
+                    &bytes,
+                ),
                 Grouping::Quads(f) => both_kernels(f, &bytes),
             };
             let bits = |h: &Histogram| {

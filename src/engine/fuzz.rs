@@ -89,8 +89,17 @@ pub fn decode_values(data: &[u8]) {
             Some(Grouping::ByScale(f)) => {
                 Some(merged(f, &bytes[..whole], 1, &mut ByScale::<1>::default(), ByScale::add, ByScale::count_into))
             }
-            Some(Grouping::ByScalePairs(f)) => {
-                Some(merged(f, &bytes[..whole], 2, &mut ByScale::<2>::default(), ByScale::add, ByScale::count_into))
+            Some(Grouping::ByScalePairs { pairs, tables }) => {
+                let mut blocks = Vec::new();
+                pairs(&bytes[..whole], &mut blocks);
+                let (first, second) = blocks.split_at(blocks.len() / 2);
+                let mut merger = ByScale::<2>::default();
+                merger.add_pairs(first, tables);
+                merger.add_pairs(second, tables);
+                let mut m = Histogram::default();
+                merger.count_into(&mut m);
+                m.end_piece();
+                Some(m)
             }
             _ => None,
         };

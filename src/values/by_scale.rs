@@ -10,7 +10,8 @@
 //! `16..32`, merged as one item of two halves (`ByScale<2>`): one key a block, not two.
 
 use super::codes::add_groups;
-use super::decode::groups::Group;
+use super::decode::f16_to_f32;
+use super::decode::groups::{Group, Pair};
 use super::histogram::Histogram;
 
 /// Items ahead of the one being merged whose slot is fetched into the cache.
@@ -111,12 +112,7 @@ where
     /// halves (any groups past the last whole item are ignored). Items of a scale no `f16`
     /// normal holds, with an offset, or of other tables are kept as they are.
     pub fn add(&mut self, groups: &[Group]) {
-        if self.table.0.is_empty() {
-            (self.table, self.taken, self.out) = Halves::spare().take();
-            if self.table.0.is_empty() {
-                self.table = (vec![[[0; 16]; H]; SLOTS], vec![0; SLOTS]);
-            }
-        }
+        self.take_table();
         let items = groups.as_chunks::<H>().0;
         for (n, item) in items.iter().enumerate() {
             if let Some(i) = items.get(n + AHEAD).and_then(|ahead| f16_bits(ahead[0].a)) {
@@ -131,27 +127,44 @@ where
                     && item.iter().all(|h| h.a.to_bits() == g.a.to_bits() && h.b.to_bits() == g.b.to_bits())
                     && tables.iter().zip(ours).all(|(t, o)| std::ptr::eq(*t, o))
             });
-            let Some(i) = merged.map(usize::from) else {
-                self.out.extend_from_slice(item);
-                continue;
-            };
-            for (counts, g) in self.table.0[i].iter_mut().zip(item) {
-                for (c, &n) in counts.iter_mut().zip(&g.counts) {
-                    *c += n;
-                }
+            match merged {
+                Some(i) => self.merge(usize::from(i), item.each_ref().map(|g| g.counts), ours),
+                None => self.out.extend_from_slice(item),
             }
-            let items = &mut self.table.1[i];
-            if *items == 0 {
-                self.taken.push(i as u16);
+        }
+    }
+
+    /// The thread's spare table, or a new one, unless this merger has one.
+    #[inline(always)]
+    fn take_table(&mut self) {
+        if self.table.0.is_empty() {
+            (self.table, self.taken, self.out) = Halves::spare().take();
+            if self.table.0.is_empty() {
+                self.table = (vec![[[0; 16]; H]; SLOTS], vec![0; SLOTS]);
             }
-            *items += 1;
-            if *items == SLOT_ITEMS {
-                // Emptied now; still listed as taken, it is passed over there unless taken again.
-                *items = 0;
-                let counts = std::mem::replace(&mut self.table.0[i], [[0; 16]; H]);
-                for (table, counts) in ours.into_iter().zip(counts) {
-                    self.out.push(Group::new(g.a, g.b, table, counts));
-                }
+        }
+    }
+
+    /// Add an item's `counts` to slot `i`, the slot of the `f16` scale whose bits are `i`.
+    #[inline(always)]
+    fn merge(&mut self, i: usize, counts: [[u16; 16]; H], tables: [&'static [f32; 16]; H]) {
+        for (slot, counts) in self.table.0[i].iter_mut().zip(&counts) {
+            for (c, &n) in slot.iter_mut().zip(counts) {
+                *c += n;
+            }
+        }
+        let items = &mut self.table.1[i];
+        if *items == 0 {
+            self.taken.push(i as u16);
+        }
+        *items += 1;
+        if *items == SLOT_ITEMS {
+            // Emptied now; still listed as taken, it is passed over there unless taken again.
+            *items = 0;
+            let counts = std::mem::replace(&mut self.table.0[i], [[0; 16]; H]);
+            let a = f16_to_f32(i as u16);
+            for (table, counts) in tables.into_iter().zip(counts) {
+                self.out.push(Group::new(a, -0.0, table, counts));
             }
         }
     }
@@ -201,12 +214,35 @@ where
                 continue;
             }
             let counts = std::mem::replace(&mut self.table.0[i], [[0; 16]; H]);
-            let a = f32::from(half::f16::from_bits(i as u16));
+            let a = f16_to_f32(i as u16);
             for (table, counts) in tables.into_iter().zip(counts) {
                 self.out.push(Group::new(a, -0.0, table, counts));
             }
         }
         self.taken.clear();
+    }
+}
+
+impl ByScale<2> {
+    /// Add `pairs`' counts to their scales' (blocks of one scale and no offset, whose halves'
+    /// tables are `tables`): the scale's bits are the slot. Pairs of a scale no `f16` normal
+    /// holds, or of other tables, are kept as groups.
+    pub fn add_pairs(&mut self, pairs: &[Pair], tables: &'static [[f32; 16]; 2]) {
+        self.take_table();
+        let theirs = [&tables[0], &tables[1]];
+        let ours = *self.tables.get_or_insert(theirs);
+        let same = ours.iter().zip(theirs).all(|(o, t)| std::ptr::eq(*o, t));
+        let normal = |bits: u16| matches!(bits >> 10 & 31, 1..=30);
+        for (n, p) in pairs.iter().enumerate() {
+            if let Some(ahead) = pairs.get(n + AHEAD).filter(|a| normal(a.scale)) {
+                self.prefetch(usize::from(ahead.scale));
+            }
+            if same && normal(p.scale) {
+                self.merge(usize::from(p.scale), p.counts, ours);
+            } else {
+                self.out.extend_from_slice(&p.groups(tables));
+            }
+        }
     }
 }
 
@@ -315,6 +351,34 @@ mod tests {
     #[test]
     fn merged_pairs_hold_the_pairs_values() {
         merged_items_hold_the_items_values::<2>();
+    }
+
+    #[test]
+    fn merged_pairs_by_scale_bits_hold_the_pairs_values() {
+        static HALVES: [[f32; 16]; 2] = [
+            [-16., -15., -14., -13., -12., -11., -10., -9., -8., -7., -6., -5., -4., -3., -2., -1.],
+            [0., 1., 2., 3., 4., 5., 6., 7., 8., 9., 10., 11., 12., 13., 14., 15.],
+        ];
+        let mut seed = 0x6a09_e667_f3bc_c908u64;
+        // Items as groups, taken back as pairs: one key (emptied every 255), a few, many (both
+        // signs, zero, subnormal, infinite and NaN scales among them).
+        for (n, keys) in [(40_000, 1), (5000, 7), (60_000, 9000)] {
+            let groups = items::<2>(n, keys, usize::MAX, &mut seed);
+            let pairs: Vec<Pair> = groups
+                .as_chunks::<2>()
+                .0
+                .iter()
+                .map(|[lo, hi]| Pair { scale: half::f16::from_f32(lo.a).to_bits(), counts: [lo.counts, hi.counts] })
+                .collect();
+            let as_groups: Vec<Group> = pairs.iter().flat_map(|p| p.groups(&HALVES)).collect();
+            let mut merged = ByScale::<2>::default();
+            for part in pairs.chunks(999) {
+                merged.add_pairs(part, &HALVES);
+            }
+            merged.empty();
+            assert_eq!(by_value(&merged.out), by_value(&as_groups), "{n} pairs over {keys} keys");
+            merged.release();
+        }
     }
 
     #[test]

@@ -785,7 +785,11 @@ pub(crate) mod tests {
             for (blocks, tame) in [(1, true), (333, true), (700, false)] {
                 let bytes = random_blocks(&codec, blocks, &mut seed, tame);
                 let [portable, dispatched] = match codec.groups.expect("grouped") {
-                    Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScalePairs(f) => both_kernels(f, &bytes),
+                    Grouping::Groups(f) | Grouping::ByScale(f) => both_kernels(f, &bytes),
+                    Grouping::ByScalePairs { pairs, tables } => {
+                        let groups = crate::decode::groups::tests::pairs_as_groups(pairs, tables, &bytes);
+                        both_kernels(|_, out| out.extend_from_slice(&groups), &bytes)
+                    }
                     Grouping::Quads(f) => both_kernels(f, &bytes),
                 };
                 let bits = |h: &Histogram| {
@@ -799,7 +803,7 @@ pub(crate) mod tests {
     }
 
     /// `bytes` taken apart by `entries_of` and counted by the portable kernel and the dispatched one.
-    fn both_kernels<S: Scale>(entries_of: fn(&[u8], &mut Vec<Entries<S>>), bytes: &[u8]) -> [Histogram; 2] {
+    fn both_kernels<S: Scale>(entries_of: impl Fn(&[u8], &mut Vec<Entries<S>>), bytes: &[u8]) -> [Histogram; 2] {
         let mut groups = Vec::new();
         entries_of(bytes, &mut groups);
         let mut portable = Histogram::default();

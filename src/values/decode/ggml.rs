@@ -205,7 +205,7 @@ pub const Q5_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q5_0,
     scales: Some(scales_f16_at::<22, 0>),
-    groups: Some(groups::Grouping::ByScalePairs(groups::q5_0)),
+    groups: Some(groups::Grouping::ByScalePairs { pairs: groups::q5_0, tables: &groups::MINUS_16 }),
     nonfinite: None,
 };
 

@@ -5,7 +5,7 @@ use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
 use crate::by_scale::ByScale;
 use crate::codes::{add_groups, CodeCounts};
-use crate::decode::groups::{Entries, Group, Grouping, Quad, Scale};
+use crate::decode::groups::{Entries, Group, Grouping, Pair, PairsFn, Quad, Scale};
 use crate::decode::{codec_for, layout, BlockCodec};
 use crate::histogram::Histogram;
 use crate::model::{Checkpoint, Lost, Tensor};
@@ -638,7 +638,8 @@ struct Grouped {
 enum Batch {
     Groups(fn(&[u8], &mut Vec<Group>), Vec<Group>),
     ByScale(fn(&[u8], &mut Vec<Group>), Vec<Group>, Box<ByScale>),
-    ByScalePairs(fn(&[u8], &mut Vec<Group>), Vec<Group>, Box<ByScale<2>>),
+    /// A type's pairs, their tables, a batch of pairs, the same as groups (for small pieces).
+    ByScalePairs(PairsFn, &'static [[f32; 16]; 2], Vec<Pair>, Vec<Group>, Box<ByScale<2>>),
     Quads(fn(&[u8], &mut Vec<Quad>), Vec<Quad>),
 }
 
@@ -648,7 +649,9 @@ impl Grouped {
         let batch = match codec.groups? {
             Grouping::Groups(f) => Batch::Groups(f, Vec::new()),
             Grouping::ByScale(f) => Batch::ByScale(f, Vec::new(), Box::default()),
-            Grouping::ByScalePairs(f) => Batch::ByScalePairs(f, Vec::new(), Box::default()),
+            Grouping::ByScalePairs { pairs, tables } => {
+                Batch::ByScalePairs(pairs, tables, Vec::new(), Vec::new(), Box::default())
+            }
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
         };
         Some(Grouped { batch_bytes, batch })
@@ -658,7 +661,7 @@ impl Grouped {
     fn release(&mut self) {
         match &mut self.batch {
             Batch::ByScale(_, _, by_scale) => by_scale.release(),
-            Batch::ByScalePairs(_, _, by_scale) => by_scale.release(),
+            Batch::ByScalePairs(.., by_scale) => by_scale.release(),
             Batch::Groups(..) | Batch::Quads(..) => {}
         }
     }
@@ -667,16 +670,29 @@ impl Grouped {
         match &mut self.batch {
             Batch::Groups(f, batch) => in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b)),
             // A small piece (a sample's) holds too few groups a scale for merging to pay.
-            Batch::ByScale(f, batch, _) | Batch::ByScalePairs(f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
+            Batch::ByScale(f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
                 in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b))
             }
             Batch::ByScale(f, batch, by_scale) => {
                 in_batches(bytes, self.batch_bytes, *f, batch, |b| by_scale.add(b));
                 by_scale.count_into(h);
             }
-            Batch::ByScalePairs(f, batch, by_scale) => {
-                in_batches(bytes, self.batch_bytes, *f, batch, |b| by_scale.add(b));
-                by_scale.count_into(h);
+            Batch::ByScalePairs(f, tables, pairs, groups, by_scale) => {
+                let merged = bytes.len() >= MERGED_PIECE_BYTES;
+                for blocks in bytes.chunks(self.batch_bytes) {
+                    pairs.clear();
+                    f(blocks, pairs);
+                    if merged {
+                        by_scale.add_pairs(pairs, tables);
+                    } else {
+                        groups.clear();
+                        groups.extend(pairs.iter().flat_map(|p| p.groups(tables)));
+                        add_groups(h, groups);
+                    }
+                }
+                if merged {
+                    by_scale.count_into(h);
+                }
             }
             Batch::Quads(f, batch) => in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b)),
         }
@@ -749,7 +765,7 @@ mod tests {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let merged = crate::decode::groups::tests::GROUPED
             .into_iter()
-            .filter(|c| matches!(c.groups, Some(Grouping::ByScale(_) | Grouping::ByScalePairs(_))));
+            .filter(|c| matches!(c.groups, Some(Grouping::ByScale(_) | Grouping::ByScalePairs { .. })));
         let mut codecs = 0;
         for codec in merged {
             codecs += 1;
