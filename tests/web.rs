@@ -223,7 +223,7 @@ fn vector_decoders_equal_the_plain_ones_bit_for_bit() {
 }
 
 /// The bundle's `simd128` nibble counters give the plain counts, on random and on narrow codes
-/// (the histograms of Q4_0, Q4_1, Q4_K, IQ4_NL, IQ4_XS and MXFP4 count codes with them).
+/// (the histograms of Q4_0, Q4_1, Q4_K, Q5_0, IQ4_NL, IQ4_XS and MXFP4 count codes with them).
 #[wasm_bindgen_test]
 fn nibble_counters_in_the_bundle_equal_the_plain_counts() {
     use tensorscope::engine::decode::nibbles::{Counter, Plain, Simd128};
@@ -240,6 +240,8 @@ fn nibble_counters_in_the_bundle_equal_the_plain_counts() {
         assert_eq!(Simd128::split(&qs), Plain::split(&qs), "round {round}");
         assert_eq!(Simd128::joint(&qs), Plain::joint(&qs), "round {round}");
         assert_eq!(Simd128::pair(p, q), Plain::pair(p, q), "round {round}");
+        let qh = u32::from_le_bytes(qs[60..64].try_into().unwrap());
+        assert_eq!(Simd128::fives(p, qh), Plain::fives(p, qh), "round {round}");
     }
 }
 

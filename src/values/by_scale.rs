@@ -24,23 +24,26 @@ const SLOTS: usize = 1 << 16;
 /// passes `u16::MAX`.
 const SLOT_ITEMS: u16 = 255;
 
-/// The `f16` bits of `a` where it is a normal `f16` value (a block's scale, converted), which
-/// is every real scale; `None` for zeros, subnormals, infinities and NaN, and for any value no
-/// `f16` holds.
+/// The `f16` bits of `a` where it is a normal `f16` value (a block's scale, converted), a zero
+/// (blocks of pruned or padded rows) or an infinity; `None` for subnormals and NaN (rare, and
+/// counted unmerged), and for any value no `f16` holds.
 #[inline(always)]
 fn f16_bits(a: f32) -> Option<u16> {
     let bits = a.to_bits();
-    let exp = (bits >> 23) & 0xff;
-    // f16's normal exponents are f32's 113..=142 (biases 15 and 127); 13 mantissa bits drop.
-    if !(113..=142).contains(&exp) || bits & 0x1fff != 0 {
-        return None;
+    let (sign, exp) = ((bits >> 16) & 0x8000, (bits >> 23) & 0xff);
+    match (exp, bits & 0x7f_ffff) {
+        (0, 0) => Some(sign as u16),
+        (255, 0) => Some((sign | 0x7c00) as u16),
+        // f16's normal exponents are f32's 113..=142 (biases 15 and 127); 13 mantissa bits drop.
+        (113..=142, m) if m & 0x1fff == 0 => Some((sign | (((bits >> 13) - (112 << 10)) & 0x7fff)) as u16),
+        _ => None,
     }
-    Some((((bits >> 16) & 0x8000) | (((bits >> 13) - (112 << 10)) & 0x7fff)) as u16)
 }
 
-/// Slots by scale, a slot per `f16` bit pattern: each scale's merged counts, per half (a cache
-/// line for two), and the items merged into it since it was emptied. Allocated zeroed: a page
-/// is touched only where scales fall.
+/// Slots by scale, a slot per `f16` bit pattern: each scale's merged counts, per half, and the
+/// items merged into it since it was emptied. Allocated zeroed: a page is touched only where
+/// scales fall. (Slots are not aligned to cache lines: a two-half slot on a line of its own
+/// measured alike.)
 type Table<const H: usize> = (Vec<[[u16; 16]; H]>, Vec<u16>);
 
 /// What a merger keeps between pieces, empty: its table, its list of taken slots and its
@@ -225,19 +228,19 @@ where
 
 impl ByScale<2> {
     /// Add `pairs`' counts to their scales' (blocks of one scale and no offset, whose halves'
-    /// tables are `tables`): the scale's bits are the slot. Pairs of a scale no `f16` normal
-    /// holds, or of other tables, are kept as groups.
+    /// tables are `tables`): the scale's bits are the slot, whatever they hold (a slot's scale is
+    /// the same conversion of its bits as [`Pair::groups`]'). Pairs of other tables are kept as
+    /// groups.
     pub fn add_pairs(&mut self, pairs: &[Pair], tables: &'static [[f32; 16]; 2]) {
         self.take_table();
         let theirs = [&tables[0], &tables[1]];
         let ours = *self.tables.get_or_insert(theirs);
         let same = ours.iter().zip(theirs).all(|(o, t)| std::ptr::eq(*o, t));
-        let normal = |bits: u16| matches!(bits >> 10 & 31, 1..=30);
         for (n, p) in pairs.iter().enumerate() {
-            if let Some(ahead) = pairs.get(n + AHEAD).filter(|a| normal(a.scale)) {
+            if let Some(ahead) = pairs.get(n + AHEAD) {
                 self.prefetch(usize::from(ahead.scale));
             }
-            if same && normal(p.scale) {
+            if same {
                 self.merge(usize::from(p.scale), p.counts, ours);
             } else {
                 self.out.extend_from_slice(&p.groups(tables));
@@ -305,10 +308,10 @@ mod tests {
     }
 
     #[test]
-    fn f16_bits_are_those_of_normal_f16_values_only() {
+    fn f16_bits_are_those_of_normal_zero_and_infinite_f16_values_only() {
         for bits in 0..=u16::MAX {
             let h = half::f16::from_bits(bits);
-            let want = h.is_normal().then_some(bits);
+            let want = (h.is_normal() || h == half::f16::ZERO || h.is_infinite()).then_some(bits);
             assert_eq!(f16_bits(f32::from(h)), want, "{bits:#06x}");
         }
         for a in [1e-8f32, 1e6, 0.1, -3.0e-5, f32::MIN_POSITIVE] {

@@ -442,7 +442,7 @@ macro_rules! nibble_groups {
             #[cfg(target_arch = "x86_64")]
             {
                 if nibbles::Avx512::detected() {
-                    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,gfni")]
+                    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,gfni")]
                     unsafe fn avx512(src: &[u8], out: &mut Vec<$entries>) {
                         $with::<nibbles::Avx512>(src, out)
                     }

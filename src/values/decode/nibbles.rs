@@ -198,7 +198,6 @@ mod x86 {
             std::is_x86_feature_detected!("avx512f")
                 && std::is_x86_feature_detected!("avx512bw")
                 && std::is_x86_feature_detected!("avx512vpopcntdq")
-                && std::is_x86_feature_detected!("avx512vl")
                 && std::is_x86_feature_detected!("gfni")
         }
     }
