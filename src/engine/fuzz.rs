@@ -62,6 +62,7 @@ pub fn decode_values(data: &[u8]) {
     h.add(&values);
     let bins = 1 + usize::from(which % 64);
     let _ = h.bins(bins);
+    let counts = |s: &super::stats::Stats| (s.count, s.finite, s.nan, s.pos_inf, s.neg_inf, s.zero, s.min, s.max);
     // The sink a histogram order fills (codes counted by group or by value where the type has
     // them, else values binned with their statistics in one pass) bins and counts exactly as
     // the decoded values do.
@@ -76,7 +77,6 @@ pub fn decode_values(data: &[u8]) {
         sink.piece_done();
         sink.finish();
         let (a, b) = (&sink.values.stats, &h.stats);
-        let counts = |s: &super::stats::Stats| (s.count, s.finite, s.nan, s.pos_inf, s.neg_inf, s.zero, s.min, s.max);
         assert_eq!(counts(a), counts(b), "type {which}: the sink's counts and extremes");
         assert_eq!(sink.values.bins(bins), h.bins(bins), "type {which}: the sink's bins");
     }
@@ -85,9 +85,18 @@ pub fn decode_values(data: &[u8]) {
     {
         use super::by_scale::ByScale;
         use super::decode::groups::Grouping;
+        // Added in two calls, so a slot's items span them.
+        let mut m = Histogram::default();
         let merged = match codec.groups {
             Some(Grouping::ByScale(f)) => {
-                Some(merged(f, &bytes[..whole], 1, &mut ByScale::<1>::default(), ByScale::add, ByScale::count_into))
+                let mut groups = Vec::new();
+                f(&bytes[..whole], &mut groups);
+                let (first, second) = groups.split_at(groups.len() / 2);
+                let mut merger = ByScale::<1>::default();
+                merger.add(first);
+                merger.add(second);
+                merger.count_into(&mut m);
+                true
             }
             Some(Grouping::ByScalePairs { pairs, tables }) => {
                 let mut blocks = Vec::new();
@@ -96,16 +105,13 @@ pub fn decode_values(data: &[u8]) {
                 let mut merger = ByScale::<2>::default();
                 merger.add_pairs(first, tables);
                 merger.add_pairs(second, tables);
-                let mut m = Histogram::default();
                 merger.count_into(&mut m);
-                m.end_piece();
-                Some(m)
+                true
             }
-            _ => None,
+            _ => false,
         };
-        if let Some(m) = merged {
-            let counts =
-                |s: &super::stats::Stats| (s.count, s.finite, s.nan, s.pos_inf, s.neg_inf, s.zero, s.min, s.max);
+        if merged {
+            m.end_piece();
             assert_eq!(counts(&m.stats), counts(&h.stats), "type {which}: merged counts and extremes");
             assert_eq!(m.bins(bins), h.bins(bins), "type {which}: merged bins");
         }
@@ -115,27 +121,6 @@ pub fn decode_values(data: &[u8]) {
         scales(&bytes[..whole], &mut out);
         h.add(&out);
     }
-}
-
-/// The histogram of `bytes`' groups merged by `merger`, items of `per_item` groups, added in two
-/// calls (so a slot's items span them).
-fn merged<M>(
-    groups_of: fn(&[u8], &mut Vec<super::decode::groups::Group>),
-    bytes: &[u8],
-    per_item: usize,
-    merger: &mut M,
-    add: fn(&mut M, &[super::decode::groups::Group]),
-    count_into: fn(&mut M, &mut super::histogram::Histogram),
-) -> super::histogram::Histogram {
-    let mut groups = Vec::new();
-    groups_of(bytes, &mut groups);
-    let (first, second) = groups.split_at(groups.len() / 2 / per_item * per_item);
-    add(merger, first);
-    add(merger, second);
-    let mut h = super::histogram::Histogram::default();
-    count_into(merger, &mut h);
-    h.end_piece();
-    h
 }
 
 fn decode(name: &str, data: &[u8], chunk: u64) -> Parsed {

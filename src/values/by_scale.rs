@@ -165,10 +165,7 @@ where
             // Emptied now; still listed as taken, it is passed over there unless taken again.
             *items = 0;
             let counts = std::mem::replace(&mut self.table.0[i], [[0; 16]; H]);
-            let a = f16_to_f32(i as u16);
-            for (table, counts) in tables.into_iter().zip(counts) {
-                self.out.push(Group::new(a, -0.0, table, counts));
-            }
+            push_groups(&mut self.out, i, counts, tables);
         }
     }
 
@@ -217,12 +214,23 @@ where
                 continue;
             }
             let counts = std::mem::replace(&mut self.table.0[i], [[0; 16]; H]);
-            let a = f16_to_f32(i as u16);
-            for (table, counts) in tables.into_iter().zip(counts) {
-                self.out.push(Group::new(a, -0.0, table, counts));
-            }
+            push_groups(&mut self.out, i, counts, tables);
         }
         self.taken.clear();
+    }
+}
+
+/// Append slot `i`'s merged `counts` to `out` as groups of `tables`: the scale is the `f16`
+/// whose bits are `i`, and no offset.
+fn push_groups<const H: usize>(
+    out: &mut Vec<Group>,
+    i: usize,
+    counts: [[u16; 16]; H],
+    tables: [&'static [f32; 16]; H],
+) {
+    let a = f16_to_f32(i as u16);
+    for (table, counts) in tables.into_iter().zip(counts) {
+        out.push(Group::new(a, -0.0, table, counts));
     }
 }
 

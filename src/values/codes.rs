@@ -7,10 +7,11 @@
 //! instead ([`add_groups`]): each group's distinct values are converted and binned once, and
 //! their statistics are folded per piece like decoded values'.
 
+use super::ahead::fetch_ahead;
 use super::decode::groups::{Entries, Scale};
 use super::decode::BlockCodec;
-use super::fine::take_counted;
-use super::histogram::{fetch_ahead, Histogram};
+use super::fine::{read_counted, take_counted, write_counted};
+use super::histogram::Histogram;
 use super::stats::{greater, lesser, Stats, F32_SUMS_LIMIT};
 use super::wire::{Reader, Writer};
 
@@ -200,15 +201,13 @@ impl CodeCounts {
 
     /// Append to a result's byte form.
     pub fn write(&self, w: &mut Writer) {
-        let counted = self.counted();
-        w.sparse_entries(self.codes(), counted.iter().map(|&(code, c)| (usize::from(code), c)));
+        write_counted(w, self.codes(), &self.counted());
     }
 
     /// Read what [`CodeCounts::write`] wrote, for values stored as `codec`.
     pub fn read(codec: &BlockCodec, r: &mut Reader) -> Option<CodeCounts> {
         let empty = CodeCounts::for_codec(codec)?;
-        let (len, entries) = r.sparse_entries(empty.codes())?;
-        let kept = entries.into_iter().filter(|&(_, c)| c != 0).map(|(code, c)| (code as u16, c)).collect();
+        let (len, kept) = read_counted(r, empty.codes())?;
         (len == empty.codes()).then_some(CodeCounts { kept, ..empty })
     }
 

@@ -134,21 +134,32 @@ impl Fine {
         match self {
             Fine::Empty => w.sparse(&[]),
             Fine::Dense(table) => w.sparse(table),
-            Fine::Sparse(counted) => w.sparse_entries(FINE, counted.iter().map(|&(k, c)| (usize::from(k), c))),
+            Fine::Sparse(counted) => write_counted(w, FINE, counted),
         };
     }
 
     /// Read what [`Fine::write`] wrote: no table, or [`FINE`] buckets.
     pub fn read(r: &mut Reader) -> Option<Fine> {
-        let (len, entries) = r.sparse_entries(FINE)?;
-        match len {
-            0 => Some(Fine::Empty),
-            FINE => {
-                Some(Fine::Sparse(entries.into_iter().filter(|&(_, c)| c != 0).map(|(k, c)| (k as u16, c)).collect()))
-            }
+        match read_counted(r, FINE)? {
+            (0, _) => Some(Fine::Empty),
+            (FINE, counted) => Some(Fine::Sparse(counted)),
             _ => None,
         }
     }
+}
+
+/// Append `counted` (non-zero `(index, count)` entries, by index) to a result's byte form as the
+/// entries of a list `len` long ([`Writer::sparse`]'s form).
+pub(crate) fn write_counted<'w>(w: &'w mut Writer, len: usize, counted: &[(u16, u64)]) -> &'w mut Writer {
+    w.sparse_entries(len, counted.iter().map(|&(k, c)| (usize::from(k), c)))
+}
+
+/// Read what [`write_counted`] (or [`Writer::sparse`]) wrote, of a list at most `max_len` long
+/// (at most 65,536): its length and its non-zero entries.
+pub(crate) fn read_counted(r: &mut Reader, max_len: usize) -> Option<(usize, Vec<(u16, u64)>)> {
+    debug_assert!(max_len <= 1 << 16, "indices fit a u16");
+    let (len, entries) = r.sparse_entries(max_len)?;
+    Some((len, entries.into_iter().filter(|&(_, c)| c != 0).map(|(k, c)| (k as u16, c)).collect()))
 }
 
 #[cfg(test)]

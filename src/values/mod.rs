@@ -29,6 +29,7 @@ pub use tensorscope_formats::summary;
 pub use tensorscope_formats::text;
 pub use tensorscope_formats::wire;
 
+pub mod ahead;
 pub mod by_scale;
 pub mod codes;
 pub mod decode;

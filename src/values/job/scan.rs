@@ -5,7 +5,7 @@ use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
 use crate::by_scale::ByScale;
 use crate::codes::{add_groups, CodeCounts};
-use crate::decode::groups::{Entries, Group, Grouping, Pair, PairsFn, Quad, Scale};
+use crate::decode::groups::{Group, Grouping, Pair, PairsFn, Quad};
 use crate::decode::{codec_for, layout, BlockCodec};
 use crate::histogram::Histogram;
 use crate::model::{Checkpoint, Lost, Tensor};
@@ -210,7 +210,7 @@ impl<S: Sink> ValueScan<S> {
             let s = skip.min(n);
             let k = keep.min(n - s);
             if k > 0 {
-                if in_place.is_some() && crate::histogram::FETCHES_AHEAD {
+                if in_place.is_some() && crate::ahead::FETCHES_AHEAD {
                     self.sink.values_in_place(elem, &values[s..s + k]);
                 } else {
                     self.sink.values(elem, &values[s..s + k]);
@@ -677,22 +677,17 @@ impl Grouped {
                 in_batches(bytes, self.batch_bytes, *f, batch, |b| by_scale.add(b));
                 by_scale.count_into(h);
             }
-            Batch::ByScalePairs(f, tables, pairs, groups, by_scale) => {
-                let merged = bytes.len() >= MERGED_PIECE_BYTES;
-                for blocks in bytes.chunks(self.batch_bytes) {
-                    pairs.clear();
-                    f(blocks, pairs);
-                    if merged {
-                        by_scale.add_pairs(pairs, tables);
-                    } else {
-                        groups.clear();
-                        groups.extend(pairs.iter().flat_map(|p| p.groups(tables)));
-                        add_groups(h, groups);
-                    }
-                }
-                if merged {
-                    by_scale.count_into(h);
-                }
+            // A small piece's pairs are counted as their groups.
+            Batch::ByScalePairs(f, tables, pairs, groups, _) if bytes.len() < MERGED_PIECE_BYTES => {
+                in_batches(bytes, self.batch_bytes, *f, pairs, |p| {
+                    groups.clear();
+                    groups.extend(p.iter().flat_map(|p| p.groups(tables)));
+                    add_groups(h, groups);
+                })
+            }
+            Batch::ByScalePairs(f, tables, pairs, _, by_scale) => {
+                in_batches(bytes, self.batch_bytes, *f, pairs, |p| by_scale.add_pairs(p, tables));
+                by_scale.count_into(h);
             }
             Batch::Quads(f, batch) => in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b)),
         }
@@ -700,13 +695,13 @@ impl Grouped {
 }
 
 /// Take `bytes` apart with `entries_of` a batch of `batch_bytes` at a time (into `batch`), and
-/// hand each batch's entries to `take`.
-fn in_batches<S: Scale>(
+/// hand each batch's entries (groups, quads or pairs) to `take`.
+fn in_batches<T>(
     bytes: &[u8],
     batch_bytes: usize,
-    entries_of: fn(&[u8], &mut Vec<Entries<S>>),
-    batch: &mut Vec<Entries<S>>,
-    mut take: impl FnMut(&[Entries<S>]),
+    entries_of: fn(&[u8], &mut Vec<T>),
+    batch: &mut Vec<T>,
+    mut take: impl FnMut(&[T]),
 ) {
     for blocks in bytes.chunks(batch_bytes) {
         batch.clear();
