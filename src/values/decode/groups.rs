@@ -442,7 +442,7 @@ macro_rules! nibble_groups {
             #[cfg(target_arch = "x86_64")]
             {
                 if nibbles::Avx512::detected() {
-                    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,gfni")]
+                    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,gfni,f16c")]
                     unsafe fn avx512(src: &[u8], out: &mut Vec<$entries>) {
                         $with::<nibbles::Avx512>(src, out)
                     }
@@ -505,7 +505,7 @@ fn pairs<C: Counter, const B: usize, const AT: usize>(
     src: &[u8],
     out: &mut Vec<Group>,
     table: &'static [f32; 16],
-    scale: impl Fn(&[u8; B]) -> (f32, f32),
+    scales: impl Fn(&[u8; B], &[u8; B]) -> [f32; 4],
 ) {
     let codes = |b: &[u8; B]| -> [u8; 16] { b[AT..AT + 16].try_into().expect("16 code bytes") };
     let (blocks, _) = src.as_chunks::<B>();
@@ -514,15 +514,24 @@ fn pairs<C: Counter, const B: usize, const AT: usize>(
         // The counts go straight into the groups: built by a closure, they went through memory
         // (Q4_1 took 1.6x as long).
         let [cp, cq] = C::pair(&codes(p), &codes(q));
-        let ((pa, pb), (qa, qb)) = (scale(p), scale(q));
+        let [pa, pb, qa, qb] = scales(p, q);
         out.push(Group::new(pa, pb, table, cp));
         out.push(Group::new(qa, qb, table, cq));
     }
     for b in rest {
-        let (a, o) = scale(b);
+        let [a, o, ..] = scales(b, b);
         out.push(Group::new(a, o, table, C::pair(&codes(b), &codes(b))[0]));
     }
 }
+
+/// The `f16` at `b[at..at + 2]`'s bits.
+#[inline(always)]
+fn f16_bits_at<const B: usize>(b: &[u8; B], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+/// [`NO_OFFSET`] as `f16` bits.
+const NO_OFFSET_F16: u16 = 0x8000;
 
 nibble_groups!(
     /// Q4_0: `(q − 8) · d`.
@@ -530,7 +539,9 @@ nibble_groups!(
 );
 #[inline(always)]
 fn q4_0_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 18, 2>(src, out, &MINUS_8, |b| (f16_le(b), NO_OFFSET))
+    pairs::<C, 18, 2>(src, out, &MINUS_8, |p, q| {
+        C::f16s([f16_bits_at(p, 0), NO_OFFSET_F16, f16_bits_at(q, 0), NO_OFFSET_F16])
+    })
 }
 
 nibble_groups!(
@@ -539,7 +550,9 @@ nibble_groups!(
 );
 #[inline(always)]
 fn q4_1_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 20, 4>(src, out, &IDENTITY, |b| (f16_le(b), f16_le(&b[2..])))
+    pairs::<C, 20, 4>(src, out, &IDENTITY, |p, q| {
+        C::f16s([f16_bits_at(p, 0), f16_bits_at(p, 2), f16_bits_at(q, 0), f16_bits_at(q, 2)])
+    })
 }
 
 nibble_groups!(
@@ -566,7 +579,9 @@ nibble_groups!(
 );
 #[inline(always)]
 fn iq4_nl_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 18, 2>(src, out, &IQ4, |b| (f16_le(b), NO_OFFSET))
+    pairs::<C, 18, 2>(src, out, &IQ4, |p, q| {
+        C::f16s([f16_bits_at(p, 0), NO_OFFSET_F16, f16_bits_at(q, 0), NO_OFFSET_F16])
+    })
 }
 
 nibble_groups!(
@@ -575,7 +590,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn mxfp4_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 17, 1>(src, out, &FP4, |b| (ggml::e8m0_half(b[0]), NO_OFFSET))
+    pairs::<C, 17, 1>(src, out, &FP4, |p, q| [ggml::e8m0_half(p[0]), NO_OFFSET, ggml::e8m0_half(q[0]), NO_OFFSET])
 }
 
 #[cfg(test)]
