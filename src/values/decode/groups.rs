@@ -442,7 +442,7 @@ macro_rules! nibble_groups {
             #[cfg(target_arch = "x86_64")]
             {
                 if nibbles::Avx512::detected() {
-                    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,gfni,f16c")]
+                    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vpopcntdq,gfni,f16c")]
                     unsafe fn avx512(src: &[u8], out: &mut Vec<$entries>) {
                         $with::<nibbles::Avx512>(src, out)
                     }
@@ -473,6 +473,7 @@ nibble_groups!(
 #[inline(always)]
 fn q4_k_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
     for b in src.as_chunks::<144>().0 {
+        crate::ahead::fetch_ahead(&b[..]);
         let (d, min) = (f16_le(b), f16_le(&b[2..]));
         let counts = C::split(b[16..].try_into().expect("128 code bytes"));
         for chunk in 0..4 {
@@ -490,6 +491,7 @@ nibble_groups!(
 #[inline(always)]
 fn iq4_xs_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
     for b in src.as_chunks::<{ iquants::IQ4_XS_BYTES }>().0 {
+        crate::ahead::fetch_ahead(&b[..]);
         let d = f16_le(b);
         let counts = C::joint(b[8..].try_into().expect("128 code bytes"));
         for (ib, counts) in counts.into_iter().enumerate() {
@@ -511,6 +513,8 @@ fn pairs<C: Counter, const B: usize, const AT: usize>(
     let (blocks, _) = src.as_chunks::<B>();
     let (twos, rest) = blocks.as_chunks::<2>();
     for [p, q] in twos {
+        // Read past 2 KiB ahead: one line a pair reaches every line, as pairs are under 64 bytes.
+        crate::ahead::fetch_ahead(&p[..]);
         // The counts go straight into the groups: built by a closure, they went through memory
         // (Q4_1 took 1.6x as long).
         let [cp, cq] = C::pair(&codes(p), &codes(q));

@@ -205,6 +205,7 @@ mod x86 {
             std::is_x86_feature_detected!("avx512f")
                 && std::is_x86_feature_detected!("avx512bw")
                 && std::is_x86_feature_detected!("avx512vpopcntdq")
+                && std::is_x86_feature_detected!("avx512vbmi")
                 && std::is_x86_feature_detected!("gfni")
                 && std::is_x86_feature_detected!("f16c")
         }
@@ -257,13 +258,6 @@ mod x86 {
             }
             out
         }
-    }
-
-    /// The planes of the bits `bit << b` (`b` in `0..4`) of the 64 bytes of `z`.
-    #[inline(always)]
-    unsafe fn planes(z: __m512i, bits: [__m512i; 4]) -> [u64; 4] {
-        // SAFETY: the caller runs with AVX-512BW.
-        bits.map(|m| unsafe { _mm512_test_epi8_mask(z, m) })
     }
 
     /// 64 bytes of `b` from `at`.
@@ -325,12 +319,29 @@ mod x86 {
             for h in 0..2 {
                 // SAFETY: `Avx512` is used only where it was detected.
                 unsafe {
-                    let z = load64(qs, 64 * h);
-                    let bit = |m: i32| _mm512_set1_epi8(m as i8);
+                    // The bit planes of 64 bytes by a bit transpose per 8 bytes (as in
+                    // `joint2_512`), then word `b` gathers byte `b` of the eight: bits 0..32 are
+                    // bit `b` of bytes 0..32, bits 32..64 of bytes 32..64.
+                    let reverse = _mm512_set4_epi32(0x0809_0a0b, 0x0c0d_0e0f, 0x0001_0203, 0x0405_0607);
+                    let t = _mm512_gf2p8affine_epi64_epi8::<0>(
+                        _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64),
+                        _mm512_shuffle_epi8(load64(qs, 64 * h), reverse),
+                    );
+                    let gather = _mm512_set_epi64(
+                        0x3f37_2f27_1f17_0f07,
+                        0x3e36_2e26_1e16_0e06,
+                        0x3d35_2d25_1d15_0d05,
+                        0x3c34_2c24_1c14_0c04,
+                        0x3b33_2b23_1b13_0b03,
+                        0x3a32_2a22_1a12_0a02,
+                        0x3931_2921_1911_0901,
+                        0x3830_2820_1810_0800,
+                    );
+                    let words: [u64; 8] = std::mem::transmute(_mm512_permutexvar_epi8(gather, t));
                     // Bytes 0..32 are sub-blocks 4h (low) and 4h + 1 (high), bytes 32..64
                     // sub-blocks 4h + 2 and 4h + 3.
-                    let [a, b] = count_planes(planes(z, [bit(1), bit(2), bit(4), bit(8)]));
-                    let [c, d] = count_planes(planes(z, [bit(16), bit(32), bit(64), bit(128)]));
+                    let [a, b] = count_planes([words[0], words[1], words[2], words[3]]);
+                    let [c, d] = count_planes([words[4], words[5], words[6], words[7]]);
                     [out[4 * h], out[4 * h + 2], out[4 * h + 1], out[4 * h + 3]] = [a, b, c, d];
                 }
             }

@@ -13,6 +13,23 @@ use crate::plan::{Plan, PlanError, Selection, READ_BYTES};
 use crate::range::ByteRange;
 use crate::step::FeedError;
 
+/// Decode `src`'s whole blocks into `dst` a few blocks at a time, each time asking for the bytes
+/// 2 KiB ahead: the page cache's pages are apart in memory, and the CPU's own prefetching stops at
+/// each page's end (Q8_0 1.17-1.35x, Q5_1 1.26-1.28x; steps of 1 KiB measured alike or worse).
+fn decode_fetching_ahead(codec: &BlockCodec, src: &[u8], dst: &mut [f32]) {
+    /// Bytes decoded at a time, about.
+    const STEP_BYTES: usize = 512;
+    if !crate::ahead::FETCHES_AHEAD {
+        return (codec.decode)(src, dst);
+    }
+    let (be, bb) = (codec.block_elems, codec.block_bytes);
+    let blocks = (STEP_BYTES / bb).max(1);
+    for (src, dst) in src.chunks(blocks * bb).zip(dst.chunks_mut(blocks * be)) {
+        crate::ahead::fetch_ahead(src);
+        (codec.decode)(src, dst);
+    }
+}
+
 /// Values decoded at a time: small enough to stay in cache.
 const BATCH_ELEMS: usize = 1 << 12;
 /// Elements counted by group at a time (whole blocks): their groups stay in cache, and each
@@ -198,7 +215,7 @@ impl<S: Sink> ValueScan<S> {
                 Some(v) => v,
                 None => {
                     self.values.resize(n, 0.0);
-                    (self.codec.decode)(chunk, &mut self.values);
+                    decode_fetching_ahead(&self.codec, chunk, &mut self.values);
                     &self.values[..]
                 }
             };
@@ -714,6 +731,29 @@ fn in_batches<T>(
 mod tests {
     use super::*;
     use crate::codes::tests::random_blocks;
+
+    /// Decoding a few blocks at a time gives every value a whole decode gives, to the bit,
+    /// whatever the block size (steps of one block, of several, and a last short step).
+    #[test]
+    fn decoding_in_steps_equals_one_decode() {
+        use crate::decode::{ggml, st_dtypes};
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let codecs =
+            [ggml::Q8_0, ggml::Q5_1, ggml::Q6_K, ggml::F16, st_dtypes::codec(crate::safetensors::Dtype::F8_E4M3)];
+        for codec in codecs {
+            for blocks in [1, 7, 333] {
+                let bytes = random_blocks(&codec, blocks, &mut seed, false);
+                let n = blocks * codec.block_elems;
+                let (mut whole, mut stepped) = (vec![0f32; n], vec![1f32; n]);
+                (codec.decode)(&bytes, &mut whole);
+                decode_fetching_ahead(&codec, &bytes, &mut stepped);
+                assert_eq!(
+                    whole.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    stepped.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                );
+            }
+        }
+    }
 
     #[test]
     fn group_counts_give_the_value_histogram() {
