@@ -473,7 +473,6 @@ nibble_groups!(
 #[inline(always)]
 fn q4_k_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
     for b in src.as_chunks::<144>().0 {
-        crate::ahead::fetch_ahead(&b[..]);
         let (d, min) = (f16_le(b), f16_le(&b[2..]));
         let counts = C::split(b[16..].try_into().expect("128 code bytes"));
         for chunk in 0..4 {
@@ -491,7 +490,6 @@ nibble_groups!(
 #[inline(always)]
 fn iq4_xs_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
     for b in src.as_chunks::<{ iquants::IQ4_XS_BYTES }>().0 {
-        crate::ahead::fetch_ahead(&b[..]);
         let d = f16_le(b);
         let counts = C::joint(b[8..].try_into().expect("128 code bytes"));
         for (ib, counts) in counts.into_iter().enumerate() {
@@ -513,8 +511,6 @@ fn pairs<C: Counter, const B: usize, const AT: usize>(
     let (blocks, _) = src.as_chunks::<B>();
     let (twos, rest) = blocks.as_chunks::<2>();
     for [p, q] in twos {
-        // Read past 2 KiB ahead: one line a pair reaches every line, as pairs are under 64 bytes.
-        crate::ahead::fetch_ahead(&p[..]);
         // The counts go straight into the groups: built by a closure, they went through memory
         // (Q4_1 took 1.6x as long).
         let [cp, cq] = C::pair(&codes(p), &codes(q));
@@ -568,9 +564,6 @@ nibble_groups!(
 fn q5_0_with<C: Counter>(src: &[u8], out: &mut Vec<Pair>) {
     out.reserve(src.len() / 22);
     for b in src.as_chunks::<22>().0 {
-        // Counted this fast, the blocks' bytes arrive late from the page cache unless asked
-        // for ahead (1.05-1.07x; 4 KiB ahead measured alike).
-        crate::ahead::fetch_ahead(&b[..]);
         let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
         let counts = C::fives(b[6..].try_into().expect("16 code bytes"), qh);
         out.push(Pair { scale: u16::from_le_bytes([b[0], b[1]]), counts });

@@ -13,12 +13,13 @@ use crate::plan::{Plan, PlanError, Selection, READ_BYTES};
 use crate::range::ByteRange;
 use crate::step::FeedError;
 
-/// Decode `src`'s whole blocks into `dst` a few blocks at a time, each time asking for the bytes
+/// Bytes of blocks decoded or taken apart at a time (about), each step after asking for the bytes
 /// 2 KiB ahead: the page cache's pages are apart in memory, and the CPU's own prefetching stops at
 /// each page's end (Q8_0 1.17-1.35x, Q5_1 1.26-1.28x; steps of 1 KiB measured alike or worse).
+const STEP_BYTES: usize = 512;
+
+/// Decode `src`'s whole blocks into `dst` a step at a time ([`STEP_BYTES`]).
 fn decode_fetching_ahead(codec: &BlockCodec, src: &[u8], dst: &mut [f32]) {
-    /// Bytes decoded at a time, about.
-    const STEP_BYTES: usize = 512;
     if !crate::ahead::FETCHES_AHEAD {
         return (codec.decode)(src, dst);
     }
@@ -647,6 +648,8 @@ const MERGED_PIECE_BYTES: usize = 256 << 10;
 struct Grouped {
     /// Bytes of a batch's whole blocks.
     batch_bytes: usize,
+    /// Bytes of a step's whole blocks ([`STEP_BYTES`]).
+    step_bytes: usize,
     batch: Batch,
 }
 
@@ -671,7 +674,9 @@ impl Grouped {
             }
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
         };
-        Some(Grouped { batch_bytes, batch })
+        // Steps of whole pairs of blocks (the 4-bit types count blocks two at a time).
+        let step_bytes = (STEP_BYTES / codec.block_bytes).max(2).next_multiple_of(2) * codec.block_bytes;
+        Some(Grouped { batch_bytes, step_bytes, batch })
     }
 
     /// Every piece was added: give back what only adding needs.
@@ -685,44 +690,52 @@ impl Grouped {
 
     fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
         match &mut self.batch {
-            Batch::Groups(f, batch) => in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b)),
+            Batch::Groups(f, batch) => {
+                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, batch, |b| add_groups(h, b))
+            }
             // A small piece (a sample's) holds too few groups a scale for merging to pay.
             Batch::ByScale(f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
-                in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b))
+                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, batch, |b| add_groups(h, b))
             }
             Batch::ByScale(f, batch, by_scale) => {
-                in_batches(bytes, self.batch_bytes, *f, batch, |b| by_scale.add(b));
+                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, batch, |b| by_scale.add(b));
                 by_scale.count_into(h);
             }
             // A small piece's pairs are counted as their groups.
             Batch::ByScalePairs(f, tables, pairs, groups, _) if bytes.len() < MERGED_PIECE_BYTES => {
-                in_batches(bytes, self.batch_bytes, *f, pairs, |p| {
+                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, pairs, |p| {
                     groups.clear();
                     groups.extend(p.iter().flat_map(|p| p.groups(tables)));
                     add_groups(h, groups);
                 })
             }
             Batch::ByScalePairs(f, tables, pairs, _, by_scale) => {
-                in_batches(bytes, self.batch_bytes, *f, pairs, |p| by_scale.add_pairs(p, tables));
+                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, pairs, |p| by_scale.add_pairs(p, tables));
                 by_scale.count_into(h);
             }
-            Batch::Quads(f, batch) => in_batches(bytes, self.batch_bytes, *f, batch, |b| add_groups(h, b)),
+            Batch::Quads(f, batch) => {
+                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, batch, |b| add_groups(h, b))
+            }
         }
     }
 }
 
 /// Take `bytes` apart with `entries_of` a batch of `batch_bytes` at a time (into `batch`), and
-/// hand each batch's entries (groups, quads or pairs) to `take`.
+/// hand each batch's entries (groups, quads or pairs) to `take`. Entries are taken a step of
+/// `step_bytes` at a time, after asking for the bytes ahead (as [`decode_fetching_ahead`]).
 fn in_batches<T>(
     bytes: &[u8],
-    batch_bytes: usize,
+    (batch_bytes, step_bytes): (usize, usize),
     entries_of: fn(&[u8], &mut Vec<T>),
     batch: &mut Vec<T>,
     mut take: impl FnMut(&[T]),
 ) {
     for blocks in bytes.chunks(batch_bytes) {
         batch.clear();
-        entries_of(blocks, batch);
+        for step in blocks.chunks(step_bytes) {
+            crate::ahead::fetch_ahead(step);
+            entries_of(step, batch);
+        }
         take(batch);
     }
 }
@@ -734,6 +747,33 @@ mod tests {
 
     /// Decoding a few blocks at a time gives every value a whole decode gives, to the bit,
     /// whatever the block size (steps of one block, of several, and a last short step).
+    /// Groups taken apart a step at a time, in batches, are those of one call over every
+    /// block, in order (steps of an odd number of blocks too, and a short last step).
+    #[test]
+    fn groups_in_steps_and_batches_equal_one_call() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let key = |g: &Group| (g.a.to_bits(), g.b.to_bits(), g.table.as_ptr(), g.counts);
+        for codec in crate::decode::groups::tests::GROUPED {
+            let Some(Grouping::Groups(f) | Grouping::ByScale(f)) = codec.groups else { continue };
+            let bytes = random_blocks(&codec, 333, &mut seed, false);
+            let mut whole = Vec::new();
+            f(&bytes, &mut whole);
+            let bb = codec.block_bytes;
+            for (batch_blocks, step_blocks) in [(333, 2), (40, 3), (7, 7), (1, 1)] {
+                let (mut batch, mut stepped) = (Vec::new(), Vec::new());
+                in_batches(&bytes, (batch_blocks * bb, step_blocks * bb), f, &mut batch, |b| {
+                    stepped.extend_from_slice(b)
+                });
+                assert_eq!(
+                    whole.iter().map(key).collect::<Vec<_>>(),
+                    stepped.iter().map(key).collect::<Vec<_>>(),
+                    "{} blocks of {bb} bytes, batches of {batch_blocks}, steps of {step_blocks}",
+                    whole.len()
+                );
+            }
+        }
+    }
+
     #[test]
     fn decoding_in_steps_equals_one_decode() {
         use crate::decode::{ggml, st_dtypes};
