@@ -730,6 +730,8 @@ fn in_batches<T>(
     batch: &mut Vec<T>,
     mut take: impl FnMut(&[T]),
 ) {
+    // Where nothing is asked for ahead, a batch is one step.
+    let step_bytes = if crate::ahead::FETCHES_AHEAD { step_bytes } else { batch_bytes };
     for blocks in bytes.chunks(batch_bytes) {
         batch.clear();
         for step in blocks.chunks(step_bytes) {
