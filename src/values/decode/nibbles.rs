@@ -3,7 +3,8 @@
 //!
 //! With AVX-512 a group's sixteen counts come from its four bit planes at once: one vector holds
 //! sixteen candidate masks (a plane or its complement per code bit) and a vector population count
-//! gives every count. With AVX2 (or `simd128` in the workers' wasm) each code is one compare, a
+//! gives every count. The planes come from a GFNI 8x8 bit transpose of each 8 code bytes, and
+//! byte shuffles that gather them. With AVX2 (or `simd128` in the workers' wasm) each code is one compare, a
 //! byte mask and a population count. Elsewhere codes are counted one by one.
 
 /// Elements of each code, `0..16`.

@@ -646,11 +646,17 @@ const MERGED_PIECE_BYTES: usize = 256 << 10;
 /// Whole blocks counted by group ([`add_groups`]), a batch of blocks at a time.
 #[derive(Debug)]
 struct Grouped {
-    /// Bytes of a batch's whole blocks.
-    batch_bytes: usize,
-    /// Bytes of a step's whole blocks ([`STEP_BYTES`]).
-    step_bytes: usize,
+    steps: Steps,
     batch: Batch,
+}
+
+/// How many bytes of whole blocks are taken apart at a time.
+#[derive(Clone, Copy, Debug)]
+struct Steps {
+    /// A batch's, whose entries are counted together.
+    batch: usize,
+    /// A step's, after asking for its bytes ahead ([`STEP_BYTES`]).
+    step: usize,
 }
 
 /// A batch of groups, or of quads, and what fills it.
@@ -675,8 +681,8 @@ impl Grouped {
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
         };
         // Steps of whole pairs of blocks (the 4-bit types count blocks two at a time).
-        let step_bytes = (STEP_BYTES / codec.block_bytes).max(2).next_multiple_of(2) * codec.block_bytes;
-        Some(Grouped { batch_bytes, step_bytes, batch })
+        let step = (STEP_BYTES / codec.block_bytes).max(2).next_multiple_of(2) * codec.block_bytes;
+        Some(Grouped { steps: Steps { batch: batch_bytes, step }, batch })
     }
 
     /// Every piece was added: give back what only adding needs.
@@ -690,49 +696,45 @@ impl Grouped {
 
     fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
         match &mut self.batch {
-            Batch::Groups(f, batch) => {
-                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, batch, |b| add_groups(h, b))
-            }
+            Batch::Groups(f, batch) => in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b)),
             // A small piece (a sample's) holds too few groups a scale for merging to pay.
             Batch::ByScale(f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
-                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, batch, |b| add_groups(h, b))
+                in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b))
             }
             Batch::ByScale(f, batch, by_scale) => {
-                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, batch, |b| by_scale.add(b));
+                in_batches(bytes, self.steps, *f, batch, |b| by_scale.add(b));
                 by_scale.count_into(h);
             }
             // A small piece's pairs are counted as their groups.
             Batch::ByScalePairs(f, tables, pairs, groups, _) if bytes.len() < MERGED_PIECE_BYTES => {
-                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, pairs, |p| {
+                in_batches(bytes, self.steps, *f, pairs, |p| {
                     groups.clear();
                     groups.extend(p.iter().flat_map(|p| p.groups(tables)));
                     add_groups(h, groups);
                 })
             }
             Batch::ByScalePairs(f, tables, pairs, _, by_scale) => {
-                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, pairs, |p| by_scale.add_pairs(p, tables));
+                in_batches(bytes, self.steps, *f, pairs, |p| by_scale.add_pairs(p, tables));
                 by_scale.count_into(h);
             }
-            Batch::Quads(f, batch) => {
-                in_batches(bytes, (self.batch_bytes, self.step_bytes), *f, batch, |b| add_groups(h, b))
-            }
+            Batch::Quads(f, batch) => in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b)),
         }
     }
 }
 
-/// Take `bytes` apart with `entries_of` a batch of `batch_bytes` at a time (into `batch`), and
-/// hand each batch's entries (groups, quads or pairs) to `take`. Entries are taken a step of
-/// `step_bytes` at a time, after asking for the bytes ahead (as [`decode_fetching_ahead`]).
+/// Take `bytes` apart with `entries_of` a batch at a time (into `batch`), and hand each batch's
+/// entries (groups, quads or pairs) to `take`. A batch is taken apart a step at a time, after
+/// asking for the step's bytes ahead (as [`decode_fetching_ahead`]).
 fn in_batches<T>(
     bytes: &[u8],
-    (batch_bytes, step_bytes): (usize, usize),
+    steps: Steps,
     entries_of: fn(&[u8], &mut Vec<T>),
     batch: &mut Vec<T>,
     mut take: impl FnMut(&[T]),
 ) {
     // Where nothing is asked for ahead, a batch is one step.
-    let step_bytes = if crate::ahead::FETCHES_AHEAD { step_bytes } else { batch_bytes };
-    for blocks in bytes.chunks(batch_bytes) {
+    let step_bytes = if crate::ahead::FETCHES_AHEAD { steps.step } else { steps.batch };
+    for blocks in bytes.chunks(steps.batch) {
         batch.clear();
         for step in blocks.chunks(step_bytes) {
             crate::ahead::fetch_ahead(step);
@@ -747,8 +749,6 @@ mod tests {
     use super::*;
     use crate::codes::tests::random_blocks;
 
-    /// Decoding a few blocks at a time gives every value a whole decode gives, to the bit,
-    /// whatever the block size (steps of one block, of several, and a last short step).
     /// Groups taken apart a step at a time, in batches, are those of one call over every
     /// block, in order (steps of an odd number of blocks too, and a short last step).
     #[test]
@@ -763,7 +763,7 @@ mod tests {
             let bb = codec.block_bytes;
             for (batch_blocks, step_blocks) in [(333, 2), (40, 3), (7, 7), (1, 1)] {
                 let (mut batch, mut stepped) = (Vec::new(), Vec::new());
-                in_batches(&bytes, (batch_blocks * bb, step_blocks * bb), f, &mut batch, |b| {
+                in_batches(&bytes, Steps { batch: batch_blocks * bb, step: step_blocks * bb }, f, &mut batch, |b| {
                     stepped.extend_from_slice(b)
                 });
                 assert_eq!(
@@ -776,6 +776,8 @@ mod tests {
         }
     }
 
+    /// Decoding a few blocks at a time gives every value a whole decode gives, to the bit,
+    /// whatever the block size (steps of one block, of several, and a last short step).
     #[test]
     fn decoding_in_steps_equals_one_decode() {
         use crate::decode::{ggml, st_dtypes};
