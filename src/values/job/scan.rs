@@ -762,7 +762,9 @@ mod tests {
     #[test]
     fn non_finite_bits_are_counted_across_steps() {
         use crate::decode::ggml;
-        let stored: [(BlockCodec, fn(f32) -> Vec<u8>); 3] = [
+        /// A value's stored bytes.
+        type Store = fn(f32) -> Vec<u8>;
+        let stored: [(BlockCodec, Store); 3] = [
             (ggml::F32, |v| v.to_le_bytes().to_vec()),
             (ggml::F16, |v| half::f16::from_f32(v).to_le_bytes().to_vec()),
             (ggml::BF16, |v| half::bf16::from_f32(v).to_le_bytes().to_vec()),
