@@ -27,7 +27,7 @@
 //! elements would cost a count each.)
 
 use super::nibbles::{self, Counter};
-use super::{f16_le, ggml, iquants};
+use super::{f16_le, ggml, iquants, u16_at};
 
 /// The offset of formats whose decoder adds none: `x + (−0.0) == x` for every `x`.
 const NO_OFFSET: f32 = -0.0;
@@ -524,12 +524,6 @@ fn pairs<C: Counter, const B: usize, const AT: usize>(
     }
 }
 
-/// The `f16` at `b[at..at + 2]`'s bits.
-#[inline(always)]
-fn f16_bits_at<const B: usize>(b: &[u8; B], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
 /// [`NO_OFFSET`] as `f16` bits.
 const NO_OFFSET_F16: u16 = 0x8000;
 
@@ -539,9 +533,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn q4_0_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 18, 2>(src, out, &MINUS_8, |p, q| {
-        C::f16s([f16_bits_at(p, 0), NO_OFFSET_F16, f16_bits_at(q, 0), NO_OFFSET_F16])
-    })
+    pairs::<C, 18, 2>(src, out, &MINUS_8, |p, q| C::f16s([u16_at(p, 0), NO_OFFSET_F16, u16_at(q, 0), NO_OFFSET_F16]))
 }
 
 nibble_groups!(
@@ -550,9 +542,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn q4_1_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 20, 4>(src, out, &IDENTITY, |p, q| {
-        C::f16s([f16_bits_at(p, 0), f16_bits_at(p, 2), f16_bits_at(q, 0), f16_bits_at(q, 2)])
-    })
+    pairs::<C, 20, 4>(src, out, &IDENTITY, |p, q| C::f16s([u16_at(p, 0), u16_at(p, 2), u16_at(q, 0), u16_at(q, 2)]))
 }
 
 nibble_groups!(
@@ -566,7 +556,7 @@ fn q5_0_with<C: Counter>(src: &[u8], out: &mut Vec<Pair>) {
     for b in src.as_chunks::<22>().0 {
         let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
         let counts = C::fives(b[6..].try_into().expect("16 code bytes"), qh);
-        out.push(Pair { scale: u16::from_le_bytes([b[0], b[1]]), counts });
+        out.push(Pair { scale: u16_at(b, 0), counts });
     }
 }
 
@@ -576,9 +566,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn iq4_nl_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 18, 2>(src, out, &IQ4, |p, q| {
-        C::f16s([f16_bits_at(p, 0), NO_OFFSET_F16, f16_bits_at(q, 0), NO_OFFSET_F16])
-    })
+    pairs::<C, 18, 2>(src, out, &IQ4, |p, q| C::f16s([u16_at(p, 0), NO_OFFSET_F16, u16_at(q, 0), NO_OFFSET_F16]))
 }
 
 nibble_groups!(

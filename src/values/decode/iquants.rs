@@ -10,7 +10,7 @@
 use super::iq_tables::{
     IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS, KVALUES_IQ4NL,
 };
-use super::{f16_le, BlockCodec};
+use super::{f16_le, u16_at, BlockCodec};
 
 /// Elements in a super-block (ggml's `QK_K`).
 const QK_K: usize = 256;
@@ -191,11 +191,6 @@ fn each_block<const B: usize, const E: usize>(src: &[u8], dst: &mut [f32], block
 /// Append the `f16` `d` stored in the first two bytes of every block.
 fn leading_f16_scales<const B: usize>(src: &[u8], out: &mut Vec<f32>) {
     out.extend(src.as_chunks::<B>().0.iter().map(|b| f16_le(b)));
-}
-
-#[inline(always)]
-fn u16_at(b: &[u8], i: usize) -> u16 {
-    u16::from_le_bytes([b[i], b[i + 1]])
 }
 
 #[inline(always)]

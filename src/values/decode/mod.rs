@@ -134,7 +134,13 @@ pub fn nonfinite_bf16(src: &[u8]) -> (u64, u64) {
 /// An `f16` stored little-endian at `b[0..2]`, as `f32`.
 #[inline(always)]
 pub fn f16_le(b: &[u8]) -> f32 {
-    f16_to_f32(u16::from_le_bytes([b[0], b[1]]))
+    f16_to_f32(u16_at(b, 0))
+}
+
+/// The little-endian `u16` at `b[i..i + 2]`.
+#[inline(always)]
+pub(crate) fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_le_bytes([b[i], b[i + 1]])
 }
 
 /// `f16` bits as `f32`, exactly as `half` converts them (a NaN keeps its payload, made quiet),

@@ -18,13 +18,21 @@ use crate::step::FeedError;
 /// each page's end (Q8_0 1.17-1.35x, Q5_1 1.26-1.28x; steps of 1 KiB measured alike or worse).
 const STEP_BYTES: usize = 512;
 
-/// Decode `src`'s whole blocks into `dst` a step at a time ([`STEP_BYTES`]).
-fn decode_fetching_ahead(codec: &BlockCodec, src: &[u8], dst: &mut [f32]) {
-    if !crate::ahead::FETCHES_AHEAD {
-        return (codec.decode)(src, dst);
+/// Units (blocks or values) of `unit_bytes` taken at a time out of `total`, each step after asking
+/// for its bytes ahead ([`STEP_BYTES`]): a multiple of `multiple`; where nothing is asked for
+/// ahead (the workers' wasm), all of them in one step.
+fn step_units(unit_bytes: usize, multiple: usize, total: usize) -> usize {
+    if crate::ahead::FETCHES_AHEAD {
+        (STEP_BYTES / unit_bytes).max(multiple).next_multiple_of(multiple)
+    } else {
+        total.max(1)
     }
+}
+
+/// Decode `src`'s whole blocks into `dst` a step at a time ([`step_units`]).
+fn decode_fetching_ahead(codec: &BlockCodec, src: &[u8], dst: &mut [f32]) {
     let (be, bb) = (codec.block_elems, codec.block_bytes);
-    let blocks = (STEP_BYTES / bb).max(1);
+    let blocks = step_units(bb, 1, src.len() / bb);
     for (src, dst) in src.chunks(blocks * bb).zip(dst.chunks_mut(blocks * be)) {
         crate::ahead::fetch_ahead(src);
         (codec.decode)(src, dst);
@@ -389,7 +397,7 @@ impl Sink for NonFiniteScan {
             // A step at a time after asking for its bytes ahead, as blocks are decoded: F32's scan
             // 1.4x, F16's and BF16's 1.3x.
             let (mut nan, mut inf) = (0, 0);
-            for step in bytes.chunks((STEP_BYTES / width).max(1) * width) {
+            for step in bytes.chunks(step_units(width, 1, bytes.len() / width) * width) {
                 crate::ahead::fetch_ahead(step);
                 let (n, i) = count(step);
                 nan += n;
@@ -663,7 +671,7 @@ struct Grouped {
 struct Steps {
     /// A batch's, whose entries are counted together.
     batch: usize,
-    /// A step's, after asking for its bytes ahead ([`STEP_BYTES`]).
+    /// A step's, after asking for its bytes ahead ([`step_units`]).
     step: usize,
 }
 
@@ -689,7 +697,7 @@ impl Grouped {
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
         };
         // Steps of whole pairs of blocks (the 4-bit types count blocks two at a time).
-        let step = (STEP_BYTES / codec.block_bytes).max(2).next_multiple_of(2) * codec.block_bytes;
+        let step = step_units(codec.block_bytes, 2, batch_bytes / codec.block_bytes) * codec.block_bytes;
         Some(Grouped { steps: Steps { batch: batch_bytes, step }, batch })
     }
 
@@ -740,11 +748,9 @@ fn in_batches<T>(
     batch: &mut Vec<T>,
     mut take: impl FnMut(&[T]),
 ) {
-    // Where nothing is asked for ahead, a batch is one step.
-    let step_bytes = if crate::ahead::FETCHES_AHEAD { steps.step } else { steps.batch };
     for blocks in bytes.chunks(steps.batch) {
         batch.clear();
-        for step in blocks.chunks(step_bytes) {
+        for step in blocks.chunks(steps.step) {
             crate::ahead::fetch_ahead(step);
             entries_of(step, batch);
         }
