@@ -366,7 +366,7 @@ pub const Q3_K: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q3_k,
     scales: Some(scales_f16_at::<110, 108>),
-    groups: None,
+    groups: Some(groups::Grouping::Quads(groups::q3_k)),
     nonfinite: None,
 };
 

@@ -14,11 +14,10 @@
 //! whose codes are counted in vectors ([`super::nibbles`]), as are Q5_0's 32 five-bit codes, two
 //! groups of sixteen under one scale ([`Grouping::ByScalePairs`]). Types with a scale per 16 or 8
 //! elements have quads ([`Quad`]), four sub-blocks' few codes as one set of sixteen entries: Q2_K
-//! (four codes per 16 elements) and IQ1_M (three grid values per 8). Codes are never counted one
-//! by one: a run of equal codes then waits on one counter (TQ2_0 ran at a third of ggml's speed
-//! so), and sixteen codes over 32 elements cost as much as binning the values. (Q3_K's eight
-//! codes per 16 elements, two sub-blocks a quad, measured 1.3x natively but 0.67x in the
-//! workers' wasm, so it is decoded.)
+//! (four codes per 16 elements), Q3_K (eight per 16, two quads by the high-mask bit) and IQ1_M
+//! (three grid values per 8). Codes are never counted one by one: a run of equal codes then waits
+//! on one counter (TQ2_0 ran at a third of ggml's speed so), and sixteen codes over 32 elements
+//! cost as much as binning the values.
 //!
 //! Where a block has one scale and no offset (Q1_0, Q2_0, TQ1_0, TQ2_0, Q4_0, Q5_0, IQ4_NL,
 //! MXFP4), a piece's groups are first merged by scale ([`Grouping::ByScale`],
@@ -265,6 +264,90 @@ fn q2_k_with(src: &[u8], out: &mut Vec<Quad>) {
                 o[j] = -(min * f32::from(s >> 4));
             }
             out.push(Quad { a, b: o, table: &QUAD_CODES, counts: count_fields(bytes) });
+        }
+    }
+}
+
+/// Code `i / 4 − 4` for entry `i`: Q3_K's quads of codes whose high-mask bit is clear.
+static QUAD_CODES_MINUS_4: [f32; 16] = widen(&[-4, -4, -4, -4, -3, -3, -3, -3, -2, -2, -2, -2, -1, -1, -1, -1]);
+
+/// [`count_fields`] split by a bit per field: of the codes at bits `2j..2j + 2` of `bytes`, those
+/// whose byte in `mask` has bit `first + j` set, and those where it is clear (entries `4c + j`).
+#[inline(always)]
+fn count_fields_split(bytes: &[u8; 16], mask: &[u8; 16], first: u32) -> ([u16; 16], [u16; 16]) {
+    const LOW: u64 = 0x5555_5555_5555_5555;
+    const FIELD0: u64 = 0x0101_0101_0101_0101;
+    let all = count_fields(bytes);
+    let mut set = [0u32; 16];
+    for (w, m) in bytes.as_chunks::<8>().0.iter().zip(mask.as_chunks::<8>().0) {
+        let (w, m) = (u64::from_le_bytes(*w), u64::from_le_bytes(*m));
+        let (lo, hi) = (w & LOW, (w >> 1) & LOW);
+        let planes = [LOW & !(lo | hi), lo & !hi, hi & !lo, lo & hi];
+        for j in 0..4 {
+            // Each byte's mask bit for field j, moved to the field's low bit.
+            let bit = ((m >> (first + j)) & FIELD0) << (2 * j);
+            for (c, plane) in planes.iter().enumerate() {
+                set[4 * c + j as usize] += (plane & bit).count_ones();
+            }
+        }
+    }
+    let set = set.map(|n| n as u16);
+    (set, std::array::from_fn(|i| all[i] - set[i]))
+}
+
+/// Q3_K: `(d·(sc − 32))·q` per 16 values, `q` the two low bits less 4 where the value's
+/// high-mask bit is clear. As Q2_K, 16 code bytes hold four sub-blocks; their codes with the mask
+/// bit set (`q` 0..4) are one quad, those with it clear (`q` −4..0) another: 32 entries per 64
+/// values, against a bucket per value decoded.
+pub(super) fn q3_k(src: &[u8], out: &mut Vec<Quad>) {
+    #[cfg(target_arch = "x86_64")]
+    if super::q3k_avx512::detected() {
+        #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni")]
+        unsafe fn avx512(src: &[u8], out: &mut Vec<Quad>) {
+            // SAFETY: the CPU has what `counts` needs (this function's features).
+            q3_k_with(src, out, |b| unsafe { super::q3k_avx512::counts(b) })
+        }
+        // SAFETY: detected just now.
+        return unsafe { avx512(src, out) };
+    }
+    q3_k_popcount(src, out)
+}
+
+popcount_groups!(
+    /// [`q3_k`] with scalar population counts.
+    q3_k_popcount = q3_k_scalar,
+    Quad
+);
+#[inline(always)]
+fn q3_k_scalar(src: &[u8], out: &mut Vec<Quad>) {
+    q3_k_with(src, out, |b| {
+        let (hm, qs) = (&b[..32], &b[32..96]);
+        std::array::from_fn(|q| {
+            let (half, part) = (q / 2, q % 2);
+            let bytes = qs[16 * q..16 * q + 16].try_into().expect("16 code bytes");
+            let mask = hm[16 * part..16 * part + 16].try_into().expect("16 mask bytes");
+            let (set, clear) = count_fields_split(bytes, mask, 4 * half as u32);
+            [clear, set]
+        })
+    })
+}
+
+/// [`q3_k`]'s quads, each block's counts taken by `counts` (`[clear, set]` per 16 code bytes,
+/// as [`count_fields_split`]).
+#[inline(always)]
+fn q3_k_with(src: &[u8], out: &mut Vec<Quad>, counts: impl Fn(&[u8; 110]) -> [[[u16; 16]; 2]; 4]) {
+    for b in src.as_chunks::<110>().0 {
+        let sc = ggml::q3k_scales(&b[96..108]);
+        let d = f16_le(&b[108..]);
+        // As Q2_K's: bytes `16q..16q + 16` of the codes (q = 2·half + part) hold sub-block
+        // 8·half + 2j + part at bits 2j; its mask bits are bit 4·half + j of mask bytes
+        // `16·part..16·part + 16`.
+        for (q, [clear, set]) in counts(b).into_iter().enumerate() {
+            let (half, part) = (q / 2, q % 2);
+            // The decoder's `d · (sc − 32)`, each sub-block's scale.
+            let a = std::array::from_fn(|j| d * (i32::from(sc[8 * half + 2 * j + part]) - 32) as f32);
+            out.push(Quad { a, b: [NO_OFFSET; 4], table: &QUAD_CODES, counts: set });
+            out.push(Quad { a, b: [NO_OFFSET; 4], table: &QUAD_CODES_MINUS_4, counts: clear });
         }
     }
 }
@@ -609,6 +692,37 @@ pub(crate) mod tests {
         (groups.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&groups))
     }
 
+    /// Q3_K's counts in vectors (where the CPU has them) are the scalar counts, block by block,
+    /// on random codes and masks; and either gives the decoder's values.
+    #[test]
+    fn q3_k_counts_in_vectors_equal_the_scalar_counts() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let bytes: Vec<u8> = (0..110 * 64)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 24) as u8
+            })
+            .collect();
+        let (mut scalar, mut chosen) = (Vec::new(), Vec::new());
+        q3_k_popcount(&bytes, &mut scalar);
+        q3_k(&bytes, &mut chosen);
+        assert_eq!(scalar.len(), 8 * 64);
+        for (i, (s, c)) in scalar.iter().zip(&chosen).enumerate() {
+            assert_eq!((s.counts, s.a.map(f32::to_bits)), (c.counts, c.a.map(f32::to_bits)), "quad {i}");
+        }
+        for (i, pair) in scalar.chunks(2).enumerate() {
+            let n: u32 = pair.iter().flat_map(|q| q.counts).map(u32::from).sum();
+            assert_eq!(n, 64, "16 code bytes' quads {i} hold their 64 values");
+        }
+        let mut values = vec![0f32; 256 * 64];
+        (ggml::Q3_K.decode)(&bytes, &mut values);
+        let mut decoded: Vec<u32> = values.iter().map(|&v| bits(v)).collect();
+        decoded.sort_unstable();
+        assert_eq!(multiset(&scalar), decoded);
+    }
+
     /// The groups of `bytes`' pairs.
     pub(crate) fn pairs_as_groups(pairs_of: PairsFn, tables: &'static [[f32; 16]; 2], bytes: &[u8]) -> Vec<Group> {
         let mut pairs = Vec::new();
@@ -617,8 +731,9 @@ pub(crate) mod tests {
     }
 
     /// Every codec that has groups.
-    pub(crate) const GROUPED: [crate::decode::BlockCodec; 14] = [
+    pub(crate) const GROUPED: [crate::decode::BlockCodec; 15] = [
         ggml::Q2_K,
+        ggml::Q3_K,
         iquants::IQ1_M,
         iquants::IQ1_S,
         ggml::TQ1_0,
@@ -672,7 +787,7 @@ pub(crate) mod tests {
                 assert_eq!(got, decoded, "{} bytes per block, round {round}", codec.block_bytes);
             }
         }
-        for plain in [ggml::Q8_0, ggml::Q6_K, ggml::Q5_K, ggml::Q3_K, ggml::NVFP4, ggml::F16, iquants::IQ2_XXS] {
+        for plain in [ggml::Q8_0, ggml::Q6_K, ggml::Q5_K, ggml::NVFP4, ggml::F16, iquants::IQ2_XXS] {
             assert!(plain.groups.is_none());
         }
     }

@@ -41,6 +41,8 @@ pub mod groups;
 pub mod iq_tables;
 pub mod iquants;
 pub mod nibbles;
+#[cfg(target_arch = "x86_64")]
+mod q3k_avx512;
 pub mod st_dtypes;
 #[cfg(target_arch = "wasm32")]
 mod wasm_simd;
