@@ -78,8 +78,8 @@ impl Stats {
         Stats::of_finite(values, true, &mut |_| {}).unwrap_or_else(|| Stats::of_mixed(values))
     }
 
-    /// [`Stats::of`], handing every value to `each` once in the same pass (whole runs of the
-    /// vector loop, then the rest), while they are in the core's cache. Zeros are not counted
+    /// [`Stats::of`], handing every value to `each` once in the same pass (pieces of the vector
+    /// loop's runs, then the rest), while they are in the core's cache. Zeros are not counted
     /// when the second result is set (where counting them in the loop costs more than a pass of
     /// their own): the caller counts them ([`count_zeros`]) if any may be there.
     #[inline]
@@ -304,7 +304,7 @@ mod lanes {
         }
     }
 
-    /// The runs' sums, on the widest registers the CPU has; each run also goes to `each`.
+    /// The runs' sums, on the widest registers the CPU has; every value also goes to `each`.
     #[inline(always)]
     pub(super) fn runs<const ZEROS: bool>(
         first: f32,
@@ -434,9 +434,12 @@ mod lanes {
         let (mut lo, mut hi) = ([first; L], [first; L]);
         let (mut sum, mut sq, mut zeros) = ([0f64; L], [0f64; L], [0u32; L]);
         for run in runs {
-            each(run);
             let (mut s, mut q) = ([0f32; L], [0f32; L]);
             for c in run.as_chunks::<L>().0 {
+                // Each vector's values go to `each` before their lanes are summed: with a run's
+                // worth at a time, its bucket updates and the sums took turns on the core rather
+                // than running side by side (decoded Q8_0 and Q8_K 1.15x, Q6_K 1.04-1.16x on Zen 4).
+                each(c);
                 for i in 0..L {
                     let v = c[i];
                     lo[i] = if v < lo[i] { v } else { lo[i] };
