@@ -685,6 +685,18 @@ pub(crate) mod tests {
         out
     }
 
+    /// `n` bytes of a xorshift sequence from `seed`.
+    fn random_bytes(n: usize, seed: &mut u64) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                (*seed >> 24) as u8
+            })
+            .collect()
+    }
+
     /// The elements `groups_of` counts in `bytes`, and their values' multiset.
     fn entries_of<S: Scale>(groups_of: fn(&[u8], &mut Vec<Entries<S>>), bytes: &[u8]) -> (usize, Vec<u32>) {
         let mut groups = Vec::new();
@@ -696,15 +708,7 @@ pub(crate) mod tests {
     /// on random codes and masks; and either gives the decoder's values.
     #[test]
     fn q3_k_counts_in_vectors_equal_the_scalar_counts() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let bytes: Vec<u8> = (0..110 * 64)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 24) as u8
-            })
-            .collect();
+        let bytes = random_bytes(110 * 64, &mut 0x9e37_79b9_7f4a_7c15);
         let (mut scalar, mut chosen) = (Vec::new(), Vec::new());
         q3_k_popcount(&bytes, &mut scalar);
         q3_k(&bytes, &mut chosen);
@@ -757,14 +761,7 @@ pub(crate) mod tests {
             let groups_fn = codec.groups.expect("a grouped type");
             for round in 0..200 {
                 let blocks = 3;
-                let mut bytes: Vec<u8> = (0..codec.block_bytes * blocks)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        (seed >> 24) as u8
-                    })
-                    .collect();
+                let mut bytes = random_bytes(codec.block_bytes * blocks, &mut seed);
                 // Keep most f16 scales ordinary (and some random: infinities, NaNs, subnormals).
                 if round % 4 != 0 {
                     for b in bytes.iter_mut().skip(1).step_by(2) {

@@ -93,6 +93,8 @@ impl Counter for Plain {
 }
 
 #[cfg(target_arch = "x86_64")]
+pub(super) use x86::transpose_512;
+#[cfg(target_arch = "x86_64")]
 pub use x86::{Avx2, Avx512};
 
 #[cfg(target_arch = "x86_64")]
@@ -261,6 +263,23 @@ mod x86 {
         }
     }
 
+    /// The 8x8 bit transpose of every 8 bytes of `v` (GFNI): with the bytes reversed, byte `b`
+    /// of each 8 becomes bit `b` of those 8 bytes, bit `i` coming from byte `i`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F, BW and GFNI.
+    #[inline(always)]
+    pub(in crate::decode) unsafe fn transpose_512(v: __m512i) -> __m512i {
+        // SAFETY: the caller runs with AVX-512F, BW and GFNI.
+        unsafe {
+            let reverse = _mm512_set4_epi32(0x0809_0a0b, 0x0c0d_0e0f, 0x0001_0203, 0x0405_0607);
+            _mm512_gf2p8affine_epi64_epi8::<0>(
+                _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64),
+                _mm512_shuffle_epi8(v, reverse),
+            )
+        }
+    }
+
     /// 64 bytes of `b` from `at`.
     #[inline(always)]
     unsafe fn load64(b: &[u8], at: usize) -> __m512i {
@@ -320,14 +339,10 @@ mod x86 {
             for h in 0..2 {
                 // SAFETY: `Avx512` is used only where it was detected.
                 unsafe {
-                    // The bit planes of 64 bytes by a bit transpose per 8 bytes (as in
-                    // `joint2_512`), then word `b` gathers byte `b` of the eight: bits 0..32 are
-                    // bit `b` of bytes 0..32, bits 32..64 of bytes 32..64.
-                    let reverse = _mm512_set4_epi32(0x0809_0a0b, 0x0c0d_0e0f, 0x0001_0203, 0x0405_0607);
-                    let t = _mm512_gf2p8affine_epi64_epi8::<0>(
-                        _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64),
-                        _mm512_shuffle_epi8(load64(qs, 64 * h), reverse),
-                    );
+                    // The bit planes of 64 bytes by a bit transpose per 8 bytes, then word `b`
+                    // gathers byte `b` of the eight: bits 0..32 are bit `b` of bytes 0..32, bits
+                    // 32..64 of bytes 32..64.
+                    let t = transpose_512(load64(qs, 64 * h));
                     let gather = _mm512_set_epi64(
                         0x3f37_2f27_1f17_0f07,
                         0x3e36_2e26_1e16_0e06,

@@ -4,6 +4,8 @@
 
 use core::arch::x86_64::*;
 
+use super::nibbles::transpose_512 as transpose;
+
 /// Whether this CPU runs [`counts`]: AVX-512 F, BW, VBMI (byte permutes), BITALG (16-bit
 /// population counts) and GFNI (the bit transpose).
 pub fn detected() -> bool {
@@ -14,9 +16,10 @@ pub fn detected() -> bool {
         && std::is_x86_feature_detected!("gfni")
 }
 
-/// Byte `i` of the planes of `q`'s sixteen code bytes for 16-bit lane `L = 16h + 4c + j`:
-/// `[8(2q) + k, 8(2q + 1) + k]`, `k` being `2j` (the low bit of field `j`), `2j + 1` (its high
-/// bit), and for the mask planes `4·(q / 2) + j` of mask bytes `16·(q % 2)..` (`PLANE_MASK`).
+/// Bytes `2L, 2L + 1` of the planes of `q`'s sixteen code bytes for 16-bit lane
+/// `L = 16h + 4c + j`: bytes `[16q + k, 16q + 8 + k]` of the code bytes' transpose, `k` being `2j`
+/// (the low bit of field `j`) or `2j + 1` (its high bit); and for the mask planes, bytes
+/// `[m, m + 8]` of the mask bytes' transpose, `m = 16·(q % 2) + 4·(q / 2) + j`.
 static PLANE_INDEX: [[[u8; 64]; 3]; 4] = {
     let mut t = [[[0; 64]; 3]; 4];
     let mut q = 0;
@@ -55,20 +58,6 @@ static FLIP: [[u16; 32]; 3] = {
     }
     t
 };
-
-/// The 8x8 bit transpose of every 8 bytes of `v`: byte `b` of each 8 becomes bit `b` of those
-/// 8 bytes, bit `i` coming from byte `i`.
-#[inline(always)]
-unsafe fn transpose(v: __m512i) -> __m512i {
-    // SAFETY: the caller runs with AVX-512F, BW and GFNI.
-    unsafe {
-        let reverse = _mm512_set4_epi32(0x0809_0a0b, 0x0c0d_0e0f, 0x0001_0203, 0x0405_0607);
-        _mm512_gf2p8affine_epi64_epi8::<0>(
-            _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64),
-            _mm512_shuffle_epi8(v, reverse),
-        )
-    }
-}
 
 /// A Q3_K block's counts, as its four pairs of quads: for each 16 code bytes `q`, entry
 /// `4c + j` of `[clear, set]` counts the values of field `j` with low bits `c` and the mask bit
