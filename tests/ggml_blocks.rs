@@ -34,7 +34,7 @@ fn every_block_type_reads_as_ggml_dequantizes_it() {
         // numpy's f64 to its last digits.
         let grouped = [
             "Q1_0", "Q2_0", "Q2_K", "Q3_K", "TQ1_0", "TQ2_0", "IQ1_S", "IQ1_M", "Q4_0", "Q4_1", "Q4_K", "IQ4_NL",
-            "IQ4_XS", "MXFP4",
+            "IQ4_XS", "MXFP4", "NVFP4",
         ];
         let tolerance = if grouped.contains(&name.as_str()) { 1e-15 } else { 1e-7 };
         let scale = want["min"].as_f64().unwrap().abs().max(want["max"].as_f64().unwrap().abs());

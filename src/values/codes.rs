@@ -784,7 +784,7 @@ pub(crate) mod tests {
             for (blocks, tame) in [(1, true), (333, true), (700, false)] {
                 let bytes = random_blocks(&codec, blocks, &mut seed, tame);
                 let [portable, dispatched] = match codec.groups.expect("grouped") {
-                    Grouping::Groups(f) | Grouping::ByScale(f) => both_kernels(f, &bytes),
+                    Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => both_kernels(f, &bytes),
                     Grouping::ByScalePairs { pairs, tables } => {
                         let groups = crate::decode::groups::tests::pairs_as_groups(pairs, tables, &bytes);
                         both_kernels(|_, out| out.extend_from_slice(&groups), &bytes)

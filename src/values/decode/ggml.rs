@@ -691,7 +691,7 @@ pub const NVFP4: BlockCodec = BlockCodec {
             out.extend(b[..4].iter().map(|&x| 2.0 * ue4m3_half(x)));
         }
     }),
-    groups: None,
+    groups: Some(groups::Grouping::ByScaleByte(groups::nvfp4)),
     nonfinite: None,
 };
 

@@ -21,7 +21,9 @@
 //!
 //! Where a block has one scale and no offset (Q1_0, Q2_0, TQ1_0, TQ2_0, Q4_0, Q5_0, IQ4_NL,
 //! MXFP4), a piece's groups are first merged by scale ([`Grouping::ByScale`],
-//! [`crate::by_scale`]). (Q5_1 and Q8_0 are decoded: Q5_1's scale and offset are distinct per
+//! [`crate::by_scale`]). NVFP4's one-byte scales over 16 elements leave few enough (scale, code)
+//! pairs to count each element's pair in a small table, a piece at a time
+//! ([`Grouping::ByScaleByte`]). (Q5_1 and Q8_0 are decoded: Q5_1's scale and offset are distinct per
 //! block, and as two groups a block, unmerged, it measured 0.67x; Q8_0's 256 codes per 32
 //! elements would cost a count each.)
 
@@ -127,6 +129,10 @@ pub enum Grouping {
         tables: &'static [[f32; 16]; 2],
     },
     Quads(QuadsFn),
+    /// Groups of a whole piece, one per one-byte scale counted (NVFP4): the function counts its
+    /// input's values by (scale byte, code) itself, so it is called once a piece, not a batch
+    /// at a time.
+    ByScaleByte(GroupsFn),
 }
 
 /// `i − 1` for codes 0..4: the ternary and Q2_0 codes.
@@ -661,6 +667,48 @@ fn mxfp4_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
     pairs::<C, 17, 1>(src, out, &FP4, |p, q| [ggml::e8m0_half(p[0]), NO_OFFSET, ggml::e8m0_half(q[0]), NO_OFFSET])
 }
 
+/// NVFP4: `fp4 · d` per 16 values, `d` an unsigned E4M3 scale byte. A block's values take at
+/// most 4,096 (scale byte, code) pairs, so each value's pair is counted in a table the core keeps
+/// in its cache, and every scale counted becomes a group (several where a count passes
+/// `u16::MAX`): no decoding, and the statistics of a call's values come from a few hundred groups.
+/// (Counted by scale as sixteen codes a sub-block and merged, as the other 4-bit types are, the
+/// merges of sub-blocks of one scale, back to back, waited on each other.)
+///
+/// The table is the call's: a call is a piece of a tensor, and each call counts afresh.
+pub(super) fn nvfp4(src: &[u8], out: &mut Vec<Group>) {
+    /// Blocks counted before the table is emptied: no count can pass `u32::MAX`.
+    const PASS_BLOCKS: usize = 1 << 24;
+    // Two tables, for the low and the high nibbles: equal pairs in a row (common: few codes
+    // over sixteen values) then wait on each other half as often (1.1x measured).
+    let mut pairs = [[[0u32; 16]; 256]; 2];
+    for pass in src.as_chunks::<36>().0.chunks(PASS_BLOCKS) {
+        for b in pass {
+            for s in 0..4 {
+                let (lo, hi) = pairs.split_at_mut(1);
+                let (lo, hi) = (&mut lo[0][usize::from(b[s])], &mut hi[0][usize::from(b[s])]);
+                let codes = u64::from_le_bytes(b[4 + 8 * s..12 + 8 * s].try_into().expect("8 code bytes"));
+                for j in 0..8 {
+                    lo[(codes >> (8 * j)) as usize & 15] += 1;
+                    hi[(codes >> (8 * j + 4)) as usize & 15] += 1;
+                }
+            }
+        }
+        let [lo, hi] = &mut pairs;
+        for (scale, (lo, hi)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+            let mut counts: [u32; 16] =
+                std::array::from_fn(|c| std::mem::take(&mut lo[c]) + std::mem::take(&mut hi[c]));
+            let d = ggml::ue4m3_half(scale as u8);
+            while counts.iter().any(|&c| c != 0) {
+                let part = counts.map(|c| c.min(u32::from(u16::MAX)) as u16);
+                for (c, p) in counts.iter_mut().zip(part) {
+                    *c -= u32::from(p);
+                }
+                out.push(Group::new(d, NO_OFFSET, &FP4, part));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -704,6 +752,34 @@ pub(crate) mod tests {
         (groups.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&groups))
     }
 
+    /// NVFP4's pairs counted past `u16::MAX` (a piece of one scale and mostly one code) come
+    /// as several groups of that scale, which hold every value; and a piece's scales each give
+    /// groups of their own, whatever the bytes.
+    #[test]
+    fn nvfp4_counts_past_a_group_s_are_split_into_groups() {
+        let mut bytes = Vec::new();
+        for i in 0..1100u32 {
+            let mut block = [0u8; 36];
+            block[..4].copy_from_slice(&[0x38, 0x38, 0x38, if i == 7 { 0x41 } else { 0x38 }]);
+            block[4] = 0x51;
+            bytes.extend_from_slice(&block);
+        }
+        let mut groups = Vec::new();
+        nvfp4(&bytes, &mut groups);
+        // Under scale 0x38, code 0 is 68,184 of 1,100 blocks' 64 codes (each block also has a
+        // 1 and a 5, and one sub-block has scale 0x41).
+        let scale = |g: &Group| g.a.to_bits();
+        let of_38: Vec<&Group> = groups.iter().filter(|g| scale(g) == ggml::ue4m3_half(0x38).to_bits()).collect();
+        assert_eq!(of_38.len(), 2, "68,184 counts of one pair need two groups");
+        assert!(of_38.iter().all(|g| g.counts[0] > 0));
+        assert_eq!(groups.len(), 3);
+        let mut values = vec![0f32; 1100 * 64];
+        (ggml::NVFP4.decode)(&bytes, &mut values);
+        let mut decoded: Vec<u32> = values.iter().map(|&v| bits(v)).collect();
+        decoded.sort_unstable();
+        assert_eq!(multiset(&groups), decoded);
+    }
+
     /// Q3_K's counts in vectors (where the CPU has them) are the scalar counts, block by block,
     /// on random codes and masks; and either gives the decoder's values.
     #[test]
@@ -735,7 +811,7 @@ pub(crate) mod tests {
     }
 
     /// Every codec that has groups.
-    pub(crate) const GROUPED: [crate::decode::BlockCodec; 15] = [
+    pub(crate) const GROUPED: [crate::decode::BlockCodec; 16] = [
         ggml::Q2_K,
         ggml::Q3_K,
         iquants::IQ1_M,
@@ -749,6 +825,7 @@ pub(crate) mod tests {
         ggml::Q4_K,
         ggml::Q5_0,
         ggml::MXFP4,
+        ggml::NVFP4,
         iquants::IQ4_NL,
         iquants::IQ4_XS,
     ];
@@ -773,7 +850,7 @@ pub(crate) mod tests {
                 let mut decoded: Vec<u32> = values.iter().map(|&v| bits(v)).collect();
                 decoded.sort_unstable();
                 let (n, got) = match groups_fn {
-                    Grouping::Groups(f) | Grouping::ByScale(f) => entries_of(f, &bytes),
+                    Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => entries_of(f, &bytes),
                     Grouping::ByScalePairs { pairs, tables } => {
                         let groups = pairs_as_groups(pairs, tables, &bytes);
                         (groups.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&groups))
@@ -784,7 +861,7 @@ pub(crate) mod tests {
                 assert_eq!(got, decoded, "{} bytes per block, round {round}", codec.block_bytes);
             }
         }
-        for plain in [ggml::Q8_0, ggml::Q6_K, ggml::Q5_K, ggml::NVFP4, ggml::F16, iquants::IQ2_XXS] {
+        for plain in [ggml::Q8_0, ggml::Q6_K, ggml::Q5_K, ggml::F16, iquants::IQ2_XXS] {
             assert!(plain.groups.is_none());
         }
     }

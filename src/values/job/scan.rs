@@ -683,6 +683,8 @@ enum Batch {
     /// A type's pairs, their tables, a batch of pairs, the same as groups (for small pieces).
     ByScalePairs(PairsFn, &'static [[f32; 16]; 2], Vec<Pair>, Vec<Group>, Box<ByScale<2>>),
     Quads(fn(&[u8], &mut Vec<Quad>), Vec<Quad>),
+    /// A type whose groups are a whole piece's ([`Grouping::ByScaleByte`]).
+    Piece(fn(&[u8], &mut Vec<Group>), Vec<Group>),
 }
 
 impl Grouped {
@@ -695,6 +697,7 @@ impl Grouped {
                 Batch::ByScalePairs(pairs, tables, Vec::new(), Vec::new(), Box::default())
             }
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
+            Grouping::ByScaleByte(f) => Batch::Piece(f, Vec::new()),
         };
         // Steps of whole pairs of blocks (the 4-bit types count blocks two at a time).
         let step = step_units(codec.block_bytes, 2, batch_bytes / codec.block_bytes) * codec.block_bytes;
@@ -706,7 +709,7 @@ impl Grouped {
         match &mut self.batch {
             Batch::ByScale(_, _, by_scale) => by_scale.release(),
             Batch::ByScalePairs(.., by_scale) => by_scale.release(),
-            Batch::Groups(..) | Batch::Quads(..) => {}
+            Batch::Groups(..) | Batch::Quads(..) | Batch::Piece(..) => {}
         }
     }
 
@@ -734,6 +737,11 @@ impl Grouped {
                 by_scale.count_into(h);
             }
             Batch::Quads(f, batch) => in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b)),
+            Batch::Piece(f, groups) => {
+                groups.clear();
+                f(bytes, groups);
+                add_groups(h, groups);
+            }
         }
     }
 }
