@@ -377,25 +377,48 @@ fn odd_groups<S: Scale>(groups: &[Entries<S>]) -> Stats {
     odd
 }
 
-/// The statistics the lanes of [`add_groups`] hold.
-#[allow(clippy::too_many_arguments)] // the lanes, as kept
-fn lane_stats(shift: f32, sum: &[f64], sq: &[f64], lo: &[f32], hi: &[f32], n: &[u32], zero: &[u32]) -> Stats {
-    let n: u64 = n.iter().map(|&c| u64::from(c)).sum();
-    let mut stats = Stats {
-        count: n,
-        finite: n,
-        zero: zero.iter().map(|&c| u64::from(c)).sum(),
-        min: f64::from(lo.iter().copied().fold(f32::INFINITY, lesser)),
-        max: f64::from(hi.iter().copied().fold(f32::NEG_INFINITY, greater)),
-        ..Stats::default()
-    };
-    if n > 0 {
-        let sum: f64 = sum.iter().sum();
-        let mean_shifted = sum / n as f64;
-        stats.mean = f64::from(shift) + mean_shifted;
-        stats.m2 = (sq.iter().sum::<f64>() - sum * mean_shifted).max(0.0);
+/// What the sixteen lanes of [`add_groups`] hold once every group is counted, one lane per
+/// table entry: each kernel stores its vectors here.
+#[derive(Default)]
+struct Lanes {
+    sum: [f64; 16],
+    sq: [f64; 16],
+    lo: [f32; 16],
+    hi: [f32; 16],
+    n: [u32; 16],
+    zero: [u32; 16],
+}
+
+impl Lanes {
+    /// Fold the lanes' statistics (sums shifted by `shift`) into the piece `h` is reading, and
+    /// those of the groups the lanes left to [`odd_groups`] where there were any.
+    fn fold_into<S: Scale>(&self, h: &mut Histogram, groups: &[Entries<S>], shift: f32, any_odd: bool) {
+        let mut stats = self.stats(shift);
+        if any_odd {
+            stats.merge(&odd_groups(groups));
+        }
+        h.add_stats_to_piece(&stats);
     }
-    stats
+
+    /// The statistics the lanes hold.
+    fn stats(&self, shift: f32) -> Stats {
+        let n: u64 = self.n.iter().map(|&c| u64::from(c)).sum();
+        let mut stats = Stats {
+            count: n,
+            finite: n,
+            zero: self.zero.iter().map(|&c| u64::from(c)).sum(),
+            min: f64::from(self.lo.iter().copied().fold(f32::INFINITY, lesser)),
+            max: f64::from(self.hi.iter().copied().fold(f32::NEG_INFINITY, greater)),
+            ..Stats::default()
+        };
+        if n > 0 {
+            let sum: f64 = self.sum.iter().sum();
+            let mean_shifted = sum / n as f64;
+            stats.mean = f64::from(shift) + mean_shifted;
+            stats.m2 = (self.sq.iter().sum::<f64>() - sum * mean_shifted).max(0.0);
+        }
+        stats
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -404,9 +427,7 @@ mod avx512 {
     //! each, and its keys and counts go to the buckets from memory (not lane by lane).
     use core::arch::x86_64::*;
 
-    use super::{
-        count_packed, lane_stats, odd_groups, shift_of, summable, Entries, Histogram, Pipelined, Scale, CHUNK_GROUPS,
-    };
+    use super::{count_packed, shift_of, summable, Entries, Histogram, Lanes, Pipelined, Scale, CHUNK_GROUPS};
 
     /// Whether this CPU runs [`add_groups`].
     pub fn detected() -> bool {
@@ -474,24 +495,19 @@ mod avx512 {
         for p in chunks.rest() {
             count_packed(fine, p);
         }
-        let (mut sums, mut sqs) = ([0f64; 16], [0f64; 16]);
-        let (mut los, mut his, mut ns, mut zeros) = ([0f32; 16], [0f32; 16], [0u32; 16], [0u32; 16]);
+        let mut lanes = Lanes::default();
         // SAFETY: stores of whole vectors into arrays of their size.
         unsafe {
             for k in 0..2 {
-                _mm512_storeu_pd(sums[8 * k..].as_mut_ptr(), sum[k]);
-                _mm512_storeu_pd(sqs[8 * k..].as_mut_ptr(), sq[k]);
+                _mm512_storeu_pd(lanes.sum[8 * k..].as_mut_ptr(), sum[k]);
+                _mm512_storeu_pd(lanes.sq[8 * k..].as_mut_ptr(), sq[k]);
             }
-            _mm512_storeu_ps(los.as_mut_ptr(), lo);
-            _mm512_storeu_ps(his.as_mut_ptr(), hi);
-            _mm512_storeu_si512(ns.as_mut_ptr().cast(), n);
-            _mm512_storeu_si512(zeros.as_mut_ptr().cast(), zero);
+            _mm512_storeu_ps(lanes.lo.as_mut_ptr(), lo);
+            _mm512_storeu_ps(lanes.hi.as_mut_ptr(), hi);
+            _mm512_storeu_si512(lanes.n.as_mut_ptr().cast(), n);
+            _mm512_storeu_si512(lanes.zero.as_mut_ptr().cast(), zero);
         }
-        let mut stats = lane_stats(shift, &sums, &sqs, &los, &his, &ns, &zeros);
-        if any_odd {
-            stats.merge(&odd_groups(groups));
-        }
-        h.add_stats_to_piece(&stats);
+        lanes.fold_into(h, groups, shift, any_odd);
     }
 }
 
@@ -502,9 +518,7 @@ mod avx2 {
     //! lane: a 4-bit type's histogram ran 2.5x as long.)
     use core::arch::x86_64::*;
 
-    use super::{
-        count_packed, lane_stats, odd_groups, shift_of, summable, Entries, Histogram, Pipelined, Scale, CHUNK_GROUPS,
-    };
+    use super::{count_packed, shift_of, summable, Entries, Histogram, Lanes, Pipelined, Scale, CHUNK_GROUPS};
 
     /// [`super::add_groups`], the same operations lane for lane as its portable twin.
     #[target_feature(enable = "avx2")]
@@ -579,26 +593,21 @@ mod avx2 {
         for p in chunks.rest() {
             count_packed(fine, p);
         }
-        let (mut sums, mut sqs) = ([0f64; 16], [0f64; 16]);
-        let (mut los, mut his, mut ns, mut zeros) = ([0f32; 16], [0f32; 16], [0u32; 16], [0u32; 16]);
+        let mut lanes = Lanes::default();
         // SAFETY: stores of whole vectors into arrays of their size.
         unsafe {
             for k in 0..4 {
-                _mm256_storeu_pd(sums[4 * k..].as_mut_ptr(), sum[k]);
-                _mm256_storeu_pd(sqs[4 * k..].as_mut_ptr(), sq[k]);
+                _mm256_storeu_pd(lanes.sum[4 * k..].as_mut_ptr(), sum[k]);
+                _mm256_storeu_pd(lanes.sq[4 * k..].as_mut_ptr(), sq[k]);
             }
             for h in 0..2 {
-                _mm256_storeu_ps(los[8 * h..].as_mut_ptr(), lo[h]);
-                _mm256_storeu_ps(his[8 * h..].as_mut_ptr(), hi[h]);
-                _mm256_storeu_si256(ns[8 * h..].as_mut_ptr().cast(), n[h]);
-                _mm256_storeu_si256(zeros[8 * h..].as_mut_ptr().cast(), zero[h]);
+                _mm256_storeu_ps(lanes.lo[8 * h..].as_mut_ptr(), lo[h]);
+                _mm256_storeu_ps(lanes.hi[8 * h..].as_mut_ptr(), hi[h]);
+                _mm256_storeu_si256(lanes.n[8 * h..].as_mut_ptr().cast(), n[h]);
+                _mm256_storeu_si256(lanes.zero[8 * h..].as_mut_ptr().cast(), zero[h]);
             }
         }
-        let mut stats = lane_stats(shift, &sums, &sqs, &los, &his, &ns, &zeros);
-        if any_odd {
-            stats.merge(&odd_groups(groups));
-        }
-        h.add_stats_to_piece(&stats);
+        lanes.fold_into(h, groups, shift, any_odd);
     }
 }
 
@@ -609,9 +618,7 @@ mod simd128 {
     //! at a time in a loop (the statistics then took half of a 4-bit type's histogram).
     use core::arch::wasm32::*;
 
-    use super::{
-        count_packed, lane_stats, odd_groups, shift_of, summable, Entries, Histogram, Pipelined, Scale, CHUNK_GROUPS,
-    };
+    use super::{count_packed, shift_of, summable, Entries, Histogram, Lanes, Pipelined, Scale, CHUNK_GROUPS};
 
     /// `lo < x ? lo : x` per lane: `vminps`' choice (see the portable kernel).
     #[inline(always)]
@@ -699,26 +706,21 @@ mod simd128 {
         for p in chunks.rest() {
             count_packed(fine, p);
         }
-        let (mut sums, mut sqs) = ([0f64; 16], [0f64; 16]);
-        let (mut los, mut his, mut ns, mut zeros) = ([0f32; 16], [0f32; 16], [0u32; 16], [0u32; 16]);
+        let mut lanes = Lanes::default();
         // SAFETY: stores of whole vectors into arrays of their size.
         unsafe {
             for k in 0..8 {
-                v128_store(sums.as_mut_ptr().add(2 * k).cast(), sum[k]);
-                v128_store(sqs.as_mut_ptr().add(2 * k).cast(), sq[k]);
+                v128_store(lanes.sum.as_mut_ptr().add(2 * k).cast(), sum[k]);
+                v128_store(lanes.sq.as_mut_ptr().add(2 * k).cast(), sq[k]);
             }
             for q in 0..4 {
-                v128_store(los.as_mut_ptr().add(4 * q).cast(), lo[q]);
-                v128_store(his.as_mut_ptr().add(4 * q).cast(), hi[q]);
-                v128_store(ns.as_mut_ptr().add(4 * q).cast(), n[q]);
-                v128_store(zeros.as_mut_ptr().add(4 * q).cast(), zero[q]);
+                v128_store(lanes.lo.as_mut_ptr().add(4 * q).cast(), lo[q]);
+                v128_store(lanes.hi.as_mut_ptr().add(4 * q).cast(), hi[q]);
+                v128_store(lanes.n.as_mut_ptr().add(4 * q).cast(), n[q]);
+                v128_store(lanes.zero.as_mut_ptr().add(4 * q).cast(), zero[q]);
             }
         }
-        let mut stats = lane_stats(shift, &sums, &sqs, &los, &his, &ns, &zeros);
-        if any_odd {
-            stats.merge(&odd_groups(groups));
-        }
-        h.add_stats_to_piece(&stats);
+        lanes.fold_into(h, groups, shift, any_odd);
     }
 }
 
@@ -818,11 +820,7 @@ fn add_groups_with<S: Scale>(h: &mut Histogram, groups: &[Entries<S>]) {
     for p in chunks.rest() {
         count_packed(fine, p);
     }
-    let mut stats = lane_stats(shift, &sum, &sq, &lo, &hi, &n, &zero);
-    if any_odd {
-        stats.merge(&odd_groups(groups));
-    }
-    h.add_stats_to_piece(&stats);
+    Lanes { sum, sq, lo, hi, n, zero }.fold_into(h, groups, shift, any_odd);
 }
 
 /// The value of the first code a group holds.

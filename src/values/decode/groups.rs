@@ -679,13 +679,12 @@ pub(super) fn nvfp4(src: &[u8], out: &mut Vec<Group>) {
     /// Blocks counted before the table is emptied: no count can pass `u32::MAX`.
     const PASS_BLOCKS: usize = 1 << 24;
     // Two tables, for the low and the high nibbles: equal pairs in a row (common: few codes
-    // over sixteen values) then wait on each other half as often (1.1x measured).
-    let mut pairs = [[[0u32; 16]; 256]; 2];
+    // over sixteen values) then wait on each other half as often (1.1x measured in C).
+    let [mut lo, mut hi] = [[[0u32; 16]; 256]; 2];
     for pass in src.as_chunks::<36>().0.chunks(PASS_BLOCKS) {
         for b in pass {
             for s in 0..4 {
-                let (lo, hi) = pairs.split_at_mut(1);
-                let (lo, hi) = (&mut lo[0][usize::from(b[s])], &mut hi[0][usize::from(b[s])]);
+                let (lo, hi) = (&mut lo[usize::from(b[s])], &mut hi[usize::from(b[s])]);
                 let codes = u64::from_le_bytes(b[4 + 8 * s..12 + 8 * s].try_into().expect("8 code bytes"));
                 for j in 0..8 {
                     lo[(codes >> (8 * j)) as usize & 15] += 1;
@@ -693,7 +692,6 @@ pub(super) fn nvfp4(src: &[u8], out: &mut Vec<Group>) {
                 }
             }
         }
-        let [lo, hi] = &mut pairs;
         for (scale, (lo, hi)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
             let mut counts: [u32; 16] =
                 std::array::from_fn(|c| std::mem::take(&mut lo[c]) + std::mem::take(&mut hi[c]));
