@@ -5,7 +5,7 @@
 #             (PyPI), built with gcc -O3 -march=native (scripts/bench/ggml_dequant.c)
 #   +count    the plain exact histogram on ggml's kernel: each row dequantized into cache, then
 #             each value counted into the 65,536 buckets of its top 16 bits, as ours counts
-#   map       mapping the cached file, filling its page tables and unmapping it: what any reader
+#   map       mapping the cached file, faulting its pages in and unmapping it: what any reader
 #             of the file in place pays before a value is read (ours included; the two above
 #             read from memory). Each file is first dropped from the page cache and read back
 #             once, so it is cached as a file read from disk (or downloaded) is, in large folios;

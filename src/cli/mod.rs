@@ -6,6 +6,7 @@ mod diff;
 mod hub;
 mod open;
 mod parallel;
+mod placement;
 mod progress;
 mod repo;
 mod source;

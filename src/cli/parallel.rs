@@ -4,8 +4,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::placement::Cores;
 use super::progress::Bar;
-use super::source::run_job;
+use super::source::{run_job_sharing, SharedMaps};
 use crate::engine::job::split::{check_split, histogram_split, Split};
 use crate::engine::job::work::order_job;
 use crate::engine::job::{CheckOutcome, HistogramSink, Job};
@@ -42,16 +43,41 @@ pub fn map_units<T: Send>(
             next.store(n, Ordering::Relaxed);
         }
     };
-    std::thread::scope(|s| {
-        // The calling thread is one of them: a thread of its own would only add a wake-up on
-        // another core (and, for mapped files, that core to every unmapping's TLB shootdown).
-        for _ in 1..threads.clamp(1, n.max(1)) {
-            s.spawn(take_units);
-        }
+    // The calling thread is one of them: a thread of its own would only add a wake-up on
+    // another core (and, for mapped files, that core to every unmapping's TLB shootdown).
+    let cores = Cores::here();
+    let helper = || {
+        cores.release();
         take_units();
-    });
+    };
+    let mut helpers = Helpers(Vec::new());
+    for k in 0..threads.clamp(1, n.max(1)) - 1 {
+        // SAFETY: every helper is joined before what it borrows goes: below, or by `Helpers`'
+        // drop when the calling thread unwinds.
+        let spawned = unsafe { std::thread::Builder::new().spawn_unchecked(helper) };
+        let handle = spawned.expect("a thread can be spawned");
+        cores.place(k, &handle);
+        helpers.0.push(handle);
+    }
+    take_units();
+    for h in std::mem::take(&mut helpers.0) {
+        if let Err(panic) = h.join() {
+            std::panic::resume_unwind(panic);
+        }
+    }
     let results = out.into_inner().expect("no thread panics holding the lock");
     results.into_iter().map(|r| r.unwrap_or_else(|| Err("a unit did not run".into()))).collect()
+}
+
+/// Helper threads, joined when dropped (their panics then ignored: the caller is unwinding).
+struct Helpers(Vec<std::thread::JoinHandle<()>>);
+
+impl Drop for Helpers {
+    fn drop(&mut self) {
+        for h in self.0.drain(..) {
+            let _ = h.join();
+        }
+    }
 }
 
 /// A split's orders on the threads over the files `paths` (of `lens` bytes; a diff's B files
@@ -59,10 +85,11 @@ pub fn map_units<T: Send>(
 pub fn run_split<S: Split>(split: S, paths: &[&str], lens: &[u64], what: &str) -> Result<S::Output, String> {
     let bar = Bar::new(split.bytes(), what);
     let orders = split.orders();
+    let maps = SharedMaps::default();
     let replies = map_units(orders.len(), threads(), |i| {
         let job = order_job(&orders[i]).map_err(|e| e.to_string())?;
         let mut last = 0;
-        run_job(job, paths, lens.to_vec(), |j| {
+        run_job_sharing(job, paths, lens.to_vec(), Some(&maps), |j| {
             let done = j.progress().done;
             bar.add(done.saturating_sub(last));
             last = done;
@@ -130,6 +157,35 @@ mod tests {
         })
         .unwrap();
         assert_ne!(out[0], out[1]);
+    }
+
+    #[test]
+    fn a_unit_s_panic_reaches_the_caller_once_every_thread_is_joined() {
+        for threads in [1, 2, 4] {
+            let running = AtomicUsize::new(0);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                map_units(16, threads, |i| {
+                    running.fetch_add(1, Ordering::SeqCst);
+                    let _done = Done(&running);
+                    if i == 5 {
+                        panic!("unit {i}");
+                    }
+                    Ok(i)
+                })
+            }));
+            let panic = caught.expect_err("the panic is the caller's");
+            assert_eq!(panic.downcast_ref::<String>().map(String::as_str), Some("unit 5"), "{threads} threads");
+            assert_eq!(running.load(Ordering::SeqCst), 0, "no unit runs on once the caller has the panic");
+        }
+    }
+
+    /// Counts a unit out of `running` when it ends, panicking or not.
+    struct Done<'a>(&'a AtomicUsize);
+
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
     #[test]
