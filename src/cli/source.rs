@@ -50,6 +50,8 @@ struct LocalFiles<'a> {
     open: Option<(usize, Local)>,
     /// Mappings shared with the other jobs of a parallel run.
     shared: Option<&'a SharedMaps>,
+    /// The file and end of the last need lent.
+    last_end: Option<(usize, u64)>,
 }
 
 /// An open local file.
@@ -146,13 +148,23 @@ impl LocalFiles<'_> {
 impl InPlace for LocalFiles<'_> {
     fn bytes(&mut self, file: usize, range: ByteRange) -> Result<&[u8], String> {
         let path = self.paths.get(file).copied().unwrap_or_default();
+        let follows = self.last_end.replace((file, range.end)) == Some((file, range.start));
         match self.open(file)? {
             Local::Mapped(map) => {
                 let (start, end) = (usize::try_from(range.start), usize::try_from(range.end));
                 match (start, end) {
                     (Ok(start), Ok(end)) if start <= end && end <= map.len() => {
+                        let len = (end - start).min(FAULT_IN);
+                        // A need that does not follow the last one (a sample's, a part's first):
+                        // its bytes are asked for at once, exactly, before any fault reads
+                        // around a page of it (2-4 MiB with huge pages, the disk's read-ahead
+                        // without).
+                        #[cfg(unix)]
+                        if !follows {
+                            let _ = map.advise_range(memmap2::Advice::WillNeed, start, len);
+                        }
                         let bytes = &map[start..end];
-                        fault_in(&bytes[..bytes.len().min(FAULT_IN)]);
+                        fault_in(&bytes[..len]);
                         Ok(bytes)
                     }
                     _ => Err(format!("{path}: bytes {range} are not in the file")),
@@ -201,7 +213,7 @@ pub fn run_job_sharing<J: Job>(
     shared: Option<&SharedMaps>,
     drain: impl FnMut(&mut J) -> Result<(), String>,
 ) -> Result<J::Output, String> {
-    let mut files = LocalFiles { paths, lens: &lens, open: None, shared };
+    let mut files = LocalFiles { paths, lens: &lens, open: None, shared, last_end: None };
     job::run_in_place(job, &lens, &mut files, drain).map_err(|e: RunError| e.to_string())
 }
 
@@ -249,10 +261,10 @@ mod tests {
         let (path, bytes) = temp_file("lend", 3 << 20);
         let path_str = path.to_str().unwrap();
         let (paths, lens) = ([path_str], [bytes.len() as u64]);
-        let mut mapped = LocalFiles { paths: &paths, lens: &lens, open: None, shared: None };
+        let mut mapped = LocalFiles { paths: &paths, lens: &lens, open: None, shared: None, last_end: None };
         assert!(matches!(mapped.open(0), Ok(Local::Mapped(_))));
         let read = Local::Read(FileSource::open(&path).unwrap(), Vec::new());
-        let mut read = LocalFiles { paths: &paths, lens: &lens, open: Some((0, read)), shared: None };
+        let mut read = LocalFiles { paths: &paths, lens: &lens, open: Some((0, read)), shared: None, last_end: None };
         for (start, end) in [(0, 1), (5, 1 << 20), (12_345, (2 << 20) + 7), (0, 3 << 20)] {
             let range = ByteRange::new(start, end);
             assert_eq!(mapped.bytes(0, range).unwrap(), &bytes[start as usize..end as usize]);
@@ -311,7 +323,7 @@ mod tests {
         }
         let (path, _) = temp_file("huge", 3 << 20);
         let (paths, lens) = ([path.to_str().unwrap()], [3u64 << 20]);
-        let mut files = LocalFiles { paths: &paths, lens: &lens, open: None, shared: None };
+        let mut files = LocalFiles { paths: &paths, lens: &lens, open: None, shared: None, last_end: None };
         let Ok(Local::Mapped(map)) = files.open(0) else { panic!("mapped") };
         let start = format!("{:x}-", map.as_ptr() as usize);
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
@@ -324,12 +336,50 @@ mod tests {
         std::fs::remove_file(path).unwrap();
     }
 
+    /// Which of the 4 KiB pages `pages` of `file` (of `len` bytes) are cached.
+    #[cfg(target_os = "linux")]
+    fn cached(file: &File, len: usize, pages: std::ops::Range<usize>) -> Vec<bool> {
+        // SAFETY: a file of the test's own, not changed while mapped.
+        let map = unsafe { memmap2::Mmap::map(file) }.unwrap();
+        let mut resident = vec![0u8; len.div_ceil(4096)];
+        // SAFETY: a mapping of `len` bytes and a byte per page of it.
+        let got = unsafe { libc::mincore(map.as_ptr() as *mut _, len, resident.as_mut_ptr()) };
+        assert_eq!(got, 0);
+        resident[pages].iter().map(|r| r & 1 == 1).collect()
+    }
+
+    /// A need that does not follow the last one is read as it is, not with the disk's read-ahead
+    /// or a huge page's worth around each of its pages: a sample of a cold file reads the sample.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_need_apart_from_the_last_reads_its_own_bytes() {
+        let len = 32usize << 20;
+        let (path, bytes) = temp_file("apart", len);
+        let file = File::open(&path).unwrap();
+        file.sync_all().unwrap();
+        // SAFETY: an open file's descriptor; drops its clean pages from the cache.
+        unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(&file), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if cached(&file, len, 0..len / 4096).iter().any(|&c| c) {
+            return; // a file system whose pages stay (tmpfs): nothing to see
+        }
+        let (paths, lens) = ([path.to_str().unwrap()], [len as u64]);
+        let mut files = LocalFiles { paths: &paths, lens: &lens, open: None, shared: None, last_end: None };
+        let need = ByteRange::new(17 << 20, (17 << 20) + (64 << 10));
+        assert_eq!(files.bytes(0, need).unwrap(), &bytes[17 << 20..(17 << 20) + (64 << 10)]);
+        let pages = |mib: usize| (mib << 8)..(mib << 8) + 16;
+        assert!(cached(&file, len, pages(17)).iter().all(|&c| c), "the need's pages");
+        for mib in [14, 16, 19, 21, 25] {
+            assert!(!cached(&file, len, pages(mib)).iter().any(|&c| c), "nothing at {mib} MiB");
+        }
+        std::fs::remove_file(path).unwrap();
+    }
+
     #[test]
     fn a_file_whose_size_changed_is_an_error() {
         let (path, bytes) = temp_file("changed", 1000);
         let path_str = path.to_str().unwrap();
         let (paths, lens) = ([path_str], [bytes.len() as u64 + 1]);
-        let mut files = LocalFiles { paths: &paths, lens: &lens, open: None, shared: None };
+        let mut files = LocalFiles { paths: &paths, lens: &lens, open: None, shared: None, last_end: None };
         let err = files.bytes(0, ByteRange::new(0, 10)).unwrap_err();
         assert!(err.contains("changed since it was opened (1000 bytes, was 1001)"), "{err}");
         std::fs::remove_file(path).unwrap();
