@@ -9,7 +9,7 @@
 #             of the file in place pays before a value is read (ours included; the two above
 #             read from memory). Each file is first dropped from the page cache and read back
 #             once, so it is cached as a file read from disk (or downloaded) is, in large folios;
-#             a file whose pages were faulted in one by one, as a mapped reader's are, sits in
+#             a file whose pages were faulted in one by one (a mapping without huge pages) sits in
 #             4 KiB pages, each mapped on its own (a 64 MiB F16 histogram took 1.4x as long)
 #   ours 1t   `tensorscope hist --json` of the whole tensor, TENSORSCOPE_THREADS=1 (process start,
 #             reading and JSON included); ggml and ours take turns for ROUNDS rounds (default 5),
