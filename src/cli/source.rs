@@ -125,8 +125,8 @@ impl LocalFiles<'_> {
             let map = || {
                 let map = unsafe { memmap2::Mmap::map(&src.file) }.ok().filter(|_| !src.is_empty())?;
                 // Pages not yet cached are read in 2 MiB folios, each then mapped with one
-                // page table entry. A cold 512 MiB F32 histogram took as long, and reading it
-                // again 0.85x; a cold `--sample 4M` read 390 MB, not all 512, in 0.53x the time.
+                // page table entry: a cold 512 MiB F32 histogram took as long, and every later
+                // one 0.85x the time.
                 #[cfg(target_os = "linux")]
                 let _ = map.advise(memmap2::Advice::HugePage);
                 Some(map)
