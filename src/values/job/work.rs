@@ -376,11 +376,16 @@ impl Job for ScanUnits {
 }
 
 /// Pieces `0..plan.pieces` cut into ranges of at most `ORDER_PIECES` (64), at least `workers` of
-/// them when there are that many pieces (and one, empty, when there are none).
+/// them when there are that many pieces (and one, empty, when there are none). Several workers
+/// get four orders each, to share a tensor evenly; one worker gets orders as large as they go,
+/// as each order's tables are set up, kept and joined apart.
 pub fn piece_ranges(plan: &Plan, workers: usize) -> Vec<Range<u64>> {
+    let per = match workers {
+        0 | 1 => ORDER_PIECES,
+        _ => plan.pieces.div_ceil(workers as u64 * 4).clamp(1, ORDER_PIECES),
+    };
     // At most MAX_ORDERS orders, however many pieces a (claimed) size makes.
-    let per =
-        plan.pieces.div_ceil(workers.max(1) as u64 * 4).clamp(1, ORDER_PIECES).max(plan.pieces.div_ceil(MAX_ORDERS));
+    let per = per.max(plan.pieces.div_ceil(MAX_ORDERS));
     let n = plan.pieces.div_ceil(per).max(1);
     (0..n).map(|i| (i * per).min(plan.pieces)..((i + 1) * per).min(plan.pieces)).collect()
 }
@@ -424,6 +429,20 @@ mod tests {
             .unwrap();
             assert_eq!(read, plan.bytes_of(pieces.clone()), "{pieces:?}: each byte read once");
         }
+    }
+
+    /// One worker takes a tensor in orders as large as they go; several share it four orders
+    /// each.
+    #[test]
+    fn one_worker_takes_the_largest_orders() {
+        let sizes = |mib: u64, workers| {
+            let (plan, _) = f32_ref(mib << 20).target(&Selection::Whole).unwrap();
+            piece_ranges(&plan, workers).iter().map(|r| r.end - r.start).collect::<Vec<u64>>()
+        };
+        assert_eq!(sizes(64, 1), [64]);
+        assert_eq!(sizes(100, 1), [64, 36]);
+        assert_eq!(sizes(64, 2), [8; 8]);
+        assert_eq!(sizes(5, 4), [1; 5]);
     }
 
     /// Orders tile a tensor's pieces, no more than MAX_ORDERS of them however big it claims to be.
