@@ -286,6 +286,7 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
             }
             let [vector, portable] = match c.groups.unwrap() {
                 Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => both_kernels(f, &bytes),
+                Grouping::ByScaleSingles { groups, .. } => both_kernels(groups, &bytes),
                 Grouping::ByScalePairs { pairs, tables } => both_kernels(
                     |b, out| {
                         let mut p = Vec::new();

@@ -98,13 +98,23 @@ pub fn decode_values(data: &[u8]) {
                 merger.count_into(&mut m);
                 true
             }
+            Some(Grouping::ByScaleSingles { singles, tables, .. }) => {
+                let mut blocks = Vec::new();
+                singles(&bytes[..whole], &mut blocks);
+                let (first, second) = blocks.split_at(blocks.len() / 2);
+                let mut merger = ByScale::<1>::default();
+                merger.add_scaled(first, tables);
+                merger.add_scaled(second, tables);
+                merger.count_into(&mut m);
+                true
+            }
             Some(Grouping::ByScalePairs { pairs, tables }) => {
                 let mut blocks = Vec::new();
                 pairs(&bytes[..whole], &mut blocks);
                 let (first, second) = blocks.split_at(blocks.len() / 2);
                 let mut merger = ByScale::<2>::default();
-                merger.add_pairs(first, tables);
-                merger.add_pairs(second, tables);
+                merger.add_scaled(first, tables);
+                merger.add_scaled(second, tables);
                 merger.count_into(&mut m);
                 true
             }

@@ -11,7 +11,7 @@
 
 use super::codes::add_groups;
 use super::decode::f16_to_f32;
-use super::decode::groups::{Group, Pair};
+use super::decode::groups::{Group, Scaled};
 use super::histogram::Histogram;
 
 /// Items ahead of the one being merged whose slot is fetched into the cache.
@@ -137,6 +137,27 @@ where
         }
     }
 
+    /// Add `items`' counts to their scales' (blocks of one scale and no offset, whose groups'
+    /// tables are `tables`): the scale's bits are the slot, whatever they hold (a slot's scale
+    /// is the same conversion of its bits as [`Scaled::groups`']). Items of other tables are
+    /// kept as groups.
+    pub fn add_scaled(&mut self, items: &[Scaled<H>], tables: &'static [[f32; 16]; H]) {
+        self.take_table();
+        let theirs: [&'static [f32; 16]; H] = std::array::from_fn(|i| &tables[i]);
+        let ours = *self.tables.get_or_insert(theirs);
+        let same = ours.iter().zip(theirs).all(|(o, t)| std::ptr::eq(*o, t));
+        for (n, item) in items.iter().enumerate() {
+            if let Some(ahead) = items.get(n + AHEAD) {
+                self.prefetch(usize::from(ahead.scale));
+            }
+            if same {
+                self.merge(usize::from(item.scale), item.counts, ours);
+            } else {
+                self.out.extend_from_slice(&item.groups(tables));
+            }
+        }
+    }
+
     /// The thread's spare table, or a new one, unless this merger has one.
     #[inline(always)]
     fn take_table(&mut self) {
@@ -231,29 +252,6 @@ fn push_groups<const H: usize>(
     let a = f16_to_f32(i as u16);
     for (table, counts) in tables.into_iter().zip(counts) {
         out.push(Group::new(a, -0.0, table, counts));
-    }
-}
-
-impl ByScale<2> {
-    /// Add `pairs`' counts to their scales' (blocks of one scale and no offset, whose halves'
-    /// tables are `tables`): the scale's bits are the slot, whatever they hold (a slot's scale is
-    /// the same conversion of its bits as [`Pair::groups`]'). Pairs of other tables are kept as
-    /// groups.
-    pub fn add_pairs(&mut self, pairs: &[Pair], tables: &'static [[f32; 16]; 2]) {
-        self.take_table();
-        let theirs = [&tables[0], &tables[1]];
-        let ours = *self.tables.get_or_insert(theirs);
-        let same = ours.iter().zip(theirs).all(|(o, t)| std::ptr::eq(*o, t));
-        for (n, p) in pairs.iter().enumerate() {
-            if let Some(ahead) = pairs.get(n + AHEAD) {
-                self.prefetch(usize::from(ahead.scale));
-            }
-            if same {
-                self.merge(usize::from(p.scale), p.counts, ours);
-            } else {
-                self.out.extend_from_slice(&p.groups(tables));
-            }
-        }
     }
 }
 
@@ -364,32 +362,49 @@ mod tests {
         merged_items_hold_the_items_values::<2>();
     }
 
+    /// Items of `H` groups merged by their scales' bits hold the items' values: one key (its
+    /// slot emptied every 255 items), a few, many (both signs, zero, subnormal, infinite and NaN
+    /// scales among them).
+    fn merged_by_scale_bits_hold_the_items_values<const H: usize>(tables: &'static [[f32; 16]; H])
+    where
+        Halves: Spare<H>,
+    {
+        let mut seed = 0x6a09_e667_f3bc_c908u64;
+        for (n, keys) in [(40_000, 1), (5000, 7), (60_000, 9000)] {
+            let groups = items::<H>(n, keys, usize::MAX, &mut seed);
+            let scaled: Vec<Scaled<H>> = groups
+                .as_chunks::<H>()
+                .0
+                .iter()
+                .map(|item| Scaled {
+                    scale: half::f16::from_f32(item[0].a).to_bits(),
+                    counts: item.each_ref().map(|g| g.counts),
+                })
+                .collect();
+            let as_groups: Vec<Group> = scaled.iter().flat_map(|p| p.groups(tables)).collect();
+            let mut merged = ByScale::<H>::default();
+            for part in scaled.chunks(999) {
+                merged.add_scaled(part, tables);
+            }
+            merged.empty();
+            assert_eq!(by_value(&merged.out), by_value(&as_groups), "{n} items over {keys} keys");
+            merged.release();
+        }
+    }
+
     #[test]
     fn merged_pairs_by_scale_bits_hold_the_pairs_values() {
         static HALVES: [[f32; 16]; 2] = [
             [-16., -15., -14., -13., -12., -11., -10., -9., -8., -7., -6., -5., -4., -3., -2., -1.],
             [0., 1., 2., 3., 4., 5., 6., 7., 8., 9., 10., 11., 12., 13., 14., 15.],
         ];
-        let mut seed = 0x6a09_e667_f3bc_c908u64;
-        // Items as groups, taken back as pairs: one key (emptied every 255), a few, many (both
-        // signs, zero, subnormal, infinite and NaN scales among them).
-        for (n, keys) in [(40_000, 1), (5000, 7), (60_000, 9000)] {
-            let groups = items::<2>(n, keys, usize::MAX, &mut seed);
-            let pairs: Vec<Pair> = groups
-                .as_chunks::<2>()
-                .0
-                .iter()
-                .map(|[lo, hi]| Pair { scale: half::f16::from_f32(lo.a).to_bits(), counts: [lo.counts, hi.counts] })
-                .collect();
-            let as_groups: Vec<Group> = pairs.iter().flat_map(|p| p.groups(&HALVES)).collect();
-            let mut merged = ByScale::<2>::default();
-            for part in pairs.chunks(999) {
-                merged.add_pairs(part, &HALVES);
-            }
-            merged.empty();
-            assert_eq!(by_value(&merged.out), by_value(&as_groups), "{n} pairs over {keys} keys");
-            merged.release();
-        }
+        merged_by_scale_bits_hold_the_items_values::<2>(&HALVES);
+    }
+
+    #[test]
+    fn merged_singles_by_scale_bits_hold_the_singles_values() {
+        static ONE: [[f32; 16]; 1] = [[-8., -7., -6., -5., -4., -3., -2., -1., 0., 1., 2., 3., 4., 5., 6., 7.]];
+        merged_by_scale_bits_hold_the_items_values::<1>(&ONE);
     }
 
     #[test]

@@ -147,7 +147,11 @@ pub const Q4_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::Grouping::ByScale(groups::q4_0)),
+    groups: Some(groups::Grouping::ByScaleSingles {
+        singles: groups::q4_0,
+        groups: groups::q4_0_groups,
+        tables: &groups::MINUS_8,
+    }),
     nonfinite: None,
 };
 

@@ -21,7 +21,9 @@
 //!
 //! Where a block has one scale and no offset (Q1_0, Q2_0, TQ1_0, TQ2_0, Q4_0, Q5_0, IQ4_NL,
 //! MXFP4), a piece's groups are first merged by scale ([`Grouping::ByScale`],
-//! [`crate::by_scale`]). NVFP4's one-byte scales over 16 elements leave few enough (scale, code)
+//! [`crate::by_scale`]); blocks of an `f16` scale (Q4_0, IQ4_NL, Q5_0) come as the scale's bits
+//! and counts, merged by those bits ([`Grouping::ByScaleSingles`], [`Grouping::ByScalePairs`]).
+//! NVFP4's one-byte scales over 16 elements leave few enough (scale, code)
 //! pairs to count each element's pair in a small table, a piece at a time
 //! ([`Grouping::ByScaleByte`]). (Q5_1 and Q8_0 are decoded: Q5_1's scale and offset are distinct per
 //! block, and as two groups a block, unmerged, it measured 0.67x; Q8_0's 256 codes per 32
@@ -89,27 +91,35 @@ impl Group {
 /// so that groups of one scale stay small (as quads, the 4-bit types measured 0.82-0.90x).
 pub type Quad = Entries<[f32; 4]>;
 
-/// A block of 32 codes under one `f16` scale and no offset (Q5_0): the scale's bits, and the
-/// counts of codes `0..16` and of `16..32` (the two halves' tables are the type's).
+/// A block of `H` groups under one `f16` scale and no offset: the scale's bits, and each
+/// group's counts (their tables are the type's). Q4_0 and IQ4_NL have one group a block; Q5_0
+/// two, its codes `0..16` and `16..32`.
 #[derive(Clone, Copy, Debug)]
-pub struct Pair {
+pub struct Scaled<const H: usize> {
     pub scale: u16,
-    pub counts: [[u16; 16]; 2],
+    pub counts: [[u16; 16]; H],
 }
 
-impl Pair {
-    /// The block's two groups, of the halves' `tables`.
+/// A block of one group under one `f16` scale (Q4_0, IQ4_NL).
+pub type Single = Scaled<1>;
+/// A block of two groups under one `f16` scale (Q5_0).
+pub type Pair = Scaled<2>;
+
+impl<const H: usize> Scaled<H> {
+    /// The block's groups, of `tables`.
     #[inline(always)]
-    pub fn groups(&self, tables: &'static [[f32; 16]; 2]) -> [Group; 2] {
+    pub fn groups(&self, tables: &'static [[f32; 16]; H]) -> [Group; H] {
         let a = super::f16_to_f32(self.scale);
-        [Group::new(a, NO_OFFSET, &tables[0], self.counts[0]), Group::new(a, NO_OFFSET, &tables[1], self.counts[1])]
+        std::array::from_fn(|i| Group::new(a, NO_OFFSET, &tables[i], self.counts[i]))
     }
 }
 
 /// Appends the groups of `src`'s whole blocks to `out` (see [`super::BlockCodec::groups`]).
 pub type GroupsFn = fn(src: &[u8], out: &mut Vec<Group>);
+/// Appends the blocks of `src`, as their scales and counts, to `out`.
+pub type ScaledFn<const H: usize> = fn(src: &[u8], out: &mut Vec<Scaled<H>>);
 /// Appends the pairs of `src`'s whole blocks to `out`.
-pub type PairsFn = fn(src: &[u8], out: &mut Vec<Pair>);
+pub type PairsFn = ScaledFn<2>;
 /// Appends the quads of `src`'s whole blocks to `out`.
 pub type QuadsFn = fn(src: &[u8], out: &mut Vec<Quad>);
 
@@ -122,8 +132,17 @@ pub enum Grouping {
     /// ([`crate::by_scale`]). (Groups of two scales per block, or a scale and an offset, have
     /// too many distinct keys: Q4_1, Q4_K, IQ4_XS and IQ1_S ran at 0.4-0.5x so.)
     ByScale(GroupsFn),
-    /// As [`Grouping::ByScale`] for blocks of 32 codes under one `f16` scale (Q5_0): a block is
-    /// a [`Pair`], merged by its scale's bits; its groups are of `tables`.
+    /// As [`Grouping::ByScale`] for blocks of 32 codes of one table under one `f16` scale
+    /// (Q4_0, IQ4_NL): a block is a [`Single`], merged by its scale's bits, not its scale
+    /// converted and checked (whole tensors 1.21x); its group is of `tables`.
+    ByScaleSingles {
+        singles: ScaledFn<1>,
+        /// The same blocks as groups, for pieces too small to merge (a sample's).
+        groups: GroupsFn,
+        tables: &'static [[f32; 16]; 1],
+    },
+    /// As [`Grouping::ByScaleSingles`] for blocks of 32 codes of two tables (Q5_0): a block
+    /// is a [`Pair`].
     ByScalePairs {
         pairs: PairsFn,
         tables: &'static [[f32; 16]; 2],
@@ -146,14 +165,14 @@ static SIGN: [f32; 16] = widen(&[-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 
 /// The codes as they are: Q4_K and Q4_1.
 static IDENTITY: [f32; 16] = widen(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 /// `q − 8`: Q4_0.
-static MINUS_8: [f32; 16] = widen(&[-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7]);
+pub static MINUS_8: [[f32; 16]; 1] = [widen(&[-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7])];
 /// `q − 16` for codes `0..16` and `16..32`: Q5_0's halves.
 pub static MINUS_16: [[f32; 16]; 2] = [
     widen(&[-16, -15, -14, -13, -12, -11, -10, -9, -8, -7, -6, -5, -4, -3, -2, -1]),
     widen(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]),
 ];
 /// IQ4_NL's and IQ4_XS's levels.
-static IQ4: [f32; 16] = widen(&super::iq_tables::KVALUES_IQ4NL);
+pub static IQ4: [[f32; 16]; 1] = [widen(&super::iq_tables::KVALUES_IQ4NL)];
 /// MXFP4's doubled E2M1 values.
 static FP4: [f32; 16] = widen(&ggml::FP4_DOUBLED);
 
@@ -582,7 +601,7 @@ fn iq4_xs_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
         let d = f16_le(b);
         let counts = C::joint(b[8..].try_into().expect("128 code bytes"));
         for (ib, counts) in counts.into_iter().enumerate() {
-            out.push(Group::new(iquants::iq4_xs_scale(b, d, ib), NO_OFFSET, &IQ4, counts));
+            out.push(Group::new(iquants::iq4_xs_scale(b, d, ib), NO_OFFSET, &IQ4[0], counts));
         }
     }
 }
@@ -613,17 +632,40 @@ fn pairs<C: Counter, const B: usize, const AT: usize>(
     }
 }
 
-/// [`NO_OFFSET`] as `f16` bits.
-const NO_OFFSET_F16: u16 = 0x8000;
+/// Blocks of 18 bytes, an `f16` scale and 16 code bytes, as their scales' bits and counts, two
+/// blocks at a time (Q4_0, IQ4_NL: the table is the type's).
+#[inline(always)]
+fn singles<C: Counter>(src: &[u8], out: &mut Vec<Single>) {
+    let codes = |b: &[u8; 18]| -> [u8; 16] { b[2..].try_into().expect("16 code bytes") };
+    let (blocks, _) = src.as_chunks::<18>();
+    out.reserve(blocks.len());
+    let (twos, rest) = blocks.as_chunks::<2>();
+    for [p, q] in twos {
+        let [cp, cq] = C::pair(&codes(p), &codes(q));
+        out.push(Single { scale: u16_at(p, 0), counts: [cp] });
+        out.push(Single { scale: u16_at(q, 0), counts: [cq] });
+    }
+    for b in rest {
+        out.push(Single { scale: u16_at(b, 0), counts: [C::pair(&codes(b), &codes(b))[0]] });
+    }
+}
 
 nibble_groups!(
-    /// Q4_0: `(q − 8) · d`.
-    q4_0 = q4_0_with
+    /// Q4_0: `(q − 8) · d`, of [`MINUS_8`].
+    q4_0 = singles,
+    Single
+);
+nibble_groups!(
+    /// Q4_0's blocks as groups.
+    q4_0_groups = q4_0_groups_with
 );
 #[inline(always)]
-fn q4_0_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 18, 2>(src, out, &MINUS_8, |p, q| C::f16s([u16_at(p, 0), NO_OFFSET_F16, u16_at(q, 0), NO_OFFSET_F16]))
+fn q4_0_groups_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    pairs::<C, 18, 2>(src, out, &MINUS_8[0], |p, q| C::f16s([u16_at(p, 0), NO_OFFSET_F16, u16_at(q, 0), NO_OFFSET_F16]))
 }
+
+/// [`NO_OFFSET`] as `f16` bits.
+const NO_OFFSET_F16: u16 = 0x8000;
 
 nibble_groups!(
     /// Q4_1: `q · d + m`.
@@ -650,12 +692,17 @@ fn q5_0_with<C: Counter>(src: &[u8], out: &mut Vec<Pair>) {
 }
 
 nibble_groups!(
-    /// IQ4_NL: `d · level`.
-    iq4_nl = iq4_nl_with
+    /// IQ4_NL: `d · level`, of [`IQ4`].
+    iq4_nl = singles,
+    Single
+);
+nibble_groups!(
+    /// IQ4_NL's blocks as groups.
+    iq4_nl_groups = iq4_nl_groups_with
 );
 #[inline(always)]
-fn iq4_nl_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 18, 2>(src, out, &IQ4, |p, q| C::f16s([u16_at(p, 0), NO_OFFSET_F16, u16_at(q, 0), NO_OFFSET_F16]))
+fn iq4_nl_groups_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    pairs::<C, 18, 2>(src, out, &IQ4[0], |p, q| C::f16s([u16_at(p, 0), NO_OFFSET_F16, u16_at(q, 0), NO_OFFSET_F16]))
 }
 
 nibble_groups!(
@@ -801,11 +848,15 @@ pub(crate) mod tests {
         assert_eq!(multiset(&scalar), decoded);
     }
 
-    /// The groups of `bytes`' pairs.
-    pub(crate) fn pairs_as_groups(pairs_of: PairsFn, tables: &'static [[f32; 16]; 2], bytes: &[u8]) -> Vec<Group> {
-        let mut pairs = Vec::new();
-        pairs_of(bytes, &mut pairs);
-        pairs.iter().flat_map(|p| p.groups(tables)).collect()
+    /// The groups of `bytes`' blocks of one scale.
+    pub(crate) fn scaled_as_groups<const H: usize>(
+        scaled_of: ScaledFn<H>,
+        tables: &'static [[f32; 16]; H],
+        bytes: &[u8],
+    ) -> Vec<Group> {
+        let mut scaled = Vec::new();
+        scaled_of(bytes, &mut scaled);
+        scaled.iter().flat_map(|p| p.groups(tables)).collect()
     }
 
     /// Every codec that has groups.
@@ -849,8 +900,14 @@ pub(crate) mod tests {
                 decoded.sort_unstable();
                 let (n, got) = match groups_fn {
                     Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => entries_of(f, &bytes),
+                    Grouping::ByScaleSingles { singles, groups, tables } => {
+                        let merged = scaled_as_groups(singles, tables, &bytes);
+                        let got = (merged.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&merged));
+                        assert_eq!(entries_of(groups, &bytes), got, "singles and groups");
+                        got
+                    }
                     Grouping::ByScalePairs { pairs, tables } => {
-                        let groups = pairs_as_groups(pairs, tables, &bytes);
+                        let groups = scaled_as_groups(pairs, tables, &bytes);
                         (groups.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&groups))
                     }
                     Grouping::Quads(f) => entries_of(f, &bytes),

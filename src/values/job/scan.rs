@@ -5,7 +5,7 @@ use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
 use crate::by_scale::ByScale;
 use crate::codes::{add_groups, CodeCounts};
-use crate::decode::groups::{Group, Grouping, Pair, PairsFn, Quad};
+use crate::decode::groups::{Group, Grouping, GroupsFn, Pair, PairsFn, Quad, ScaledFn, Single};
 use crate::decode::{codec_for, layout, BlockCodec};
 use crate::histogram::Histogram;
 use crate::model::{Checkpoint, Lost, Tensor};
@@ -680,6 +680,9 @@ struct Steps {
 enum Batch {
     Groups(fn(&[u8], &mut Vec<Group>), Vec<Group>),
     ByScale(fn(&[u8], &mut Vec<Group>), Vec<Group>, Box<ByScale>),
+    /// A type's singles, their table, a batch of singles; its groups and a batch of them (for
+    /// small pieces).
+    ByScaleSingles(ScaledFn<1>, &'static [[f32; 16]; 1], Vec<Single>, GroupsFn, Vec<Group>, Box<ByScale<1>>),
     /// A type's pairs, their tables, a batch of pairs, the same as groups (for small pieces).
     ByScalePairs(PairsFn, &'static [[f32; 16]; 2], Vec<Pair>, Vec<Group>, Box<ByScale<2>>),
     Quads(fn(&[u8], &mut Vec<Quad>), Vec<Quad>),
@@ -693,6 +696,9 @@ impl Grouped {
         let batch = match codec.groups? {
             Grouping::Groups(f) => Batch::Groups(f, Vec::new()),
             Grouping::ByScale(f) => Batch::ByScale(f, Vec::new(), Box::default()),
+            Grouping::ByScaleSingles { singles, groups, tables } => {
+                Batch::ByScaleSingles(singles, tables, Vec::new(), groups, Vec::new(), Box::default())
+            }
             Grouping::ByScalePairs { pairs, tables } => {
                 Batch::ByScalePairs(pairs, tables, Vec::new(), Vec::new(), Box::default())
             }
@@ -708,6 +714,7 @@ impl Grouped {
     fn release(&mut self) {
         match &mut self.batch {
             Batch::ByScale(_, _, by_scale) => by_scale.release(),
+            Batch::ByScaleSingles(.., by_scale) => by_scale.release(),
             Batch::ByScalePairs(.., by_scale) => by_scale.release(),
             Batch::Groups(..) | Batch::Quads(..) | Batch::Piece(..) => {}
         }
@@ -724,7 +731,14 @@ impl Grouped {
                 in_batches(bytes, self.steps, *f, batch, |b| by_scale.add(b));
                 by_scale.count_into(h);
             }
-            // A small piece's pairs are counted as their groups.
+            // A small piece's blocks are counted as their groups.
+            Batch::ByScaleSingles(.., f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
+                in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b))
+            }
+            Batch::ByScaleSingles(f, tables, singles, .., by_scale) => {
+                in_batches(bytes, self.steps, *f, singles, |p| by_scale.add_scaled(p, tables));
+                by_scale.count_into(h);
+            }
             Batch::ByScalePairs(f, tables, pairs, groups, _) if bytes.len() < MERGED_PIECE_BYTES => {
                 in_batches(bytes, self.steps, *f, pairs, |p| {
                     groups.clear();
@@ -733,7 +747,7 @@ impl Grouped {
                 })
             }
             Batch::ByScalePairs(f, tables, pairs, _, by_scale) => {
-                in_batches(bytes, self.steps, *f, pairs, |p| by_scale.add_pairs(p, tables));
+                in_batches(bytes, self.steps, *f, pairs, |p| by_scale.add_scaled(p, tables));
                 by_scale.count_into(h);
             }
             Batch::Quads(f, batch) => in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b)),
@@ -892,9 +906,12 @@ mod tests {
     fn groups_merged_by_scale_give_the_value_histogram() {
         use crate::decode::groups::Grouping;
         let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let merged = crate::decode::groups::tests::GROUPED
-            .into_iter()
-            .filter(|c| matches!(c.groups, Some(Grouping::ByScale(_) | Grouping::ByScalePairs { .. })));
+        let merged = crate::decode::groups::tests::GROUPED.into_iter().filter(|c| {
+            matches!(
+                c.groups,
+                Some(Grouping::ByScale(_) | Grouping::ByScaleSingles { .. } | Grouping::ByScalePairs { .. })
+            )
+        });
         let mut codecs = 0;
         for codec in merged {
             codecs += 1;
