@@ -163,6 +163,8 @@ impl InPlace for LocalFiles<'_> {
                         if !follows {
                             let _ = map.advise_range(memmap2::Advice::WillNeed, start, len);
                         }
+                        #[cfg(not(unix))]
+                        let _ = follows;
                         let bytes = &map[start..end];
                         fault_in(&bytes[..len]);
                         Ok(bytes)
