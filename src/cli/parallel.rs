@@ -45,25 +45,30 @@ pub fn map_units<T: Send>(
     };
     // The calling thread is one of them: a thread of its own would only add a wake-up on
     // another core (and, for mapped files, that core to every unmapping's TLB shootdown).
-    let cores = Cores::here();
-    let helper = || {
-        cores.release();
-        take_units();
-    };
+    let (cores, take_units) = (&Cores::here(), &take_units);
     let mut helpers = Helpers(Vec::new());
     for k in 0..threads.clamp(1, n.max(1)) - 1 {
+        // A helper waits until it is placed: one that ran out of units and ended first would
+        // leave its handle naming no thread, and placing it would place the caller instead.
+        let (placed, wait) = std::sync::mpsc::sync_channel::<()>(1);
+        let helper = move || {
+            let _ = wait.recv();
+            cores.release();
+            take_units();
+        };
         // SAFETY: every helper is joined before what it borrows goes: below, or by `Helpers`'
         // drop when the calling thread unwinds.
         let spawned = unsafe { std::thread::Builder::new().spawn_unchecked(helper) };
         let handle = spawned.expect("a thread can be spawned");
         cores.place(k, &handle);
+        let _ = placed.send(());
         helpers.0.push(handle);
     }
     take_units();
-    for h in std::mem::take(&mut helpers.0) {
-        if let Err(panic) = h.join() {
-            std::panic::resume_unwind(panic);
-        }
+    // Every helper is joined before a panic goes on: one still running borrows this frame.
+    let panics: Vec<_> = helpers.0.drain(..).filter_map(|h| h.join().err()).collect();
+    if let Some(panic) = panics.into_iter().next() {
+        std::panic::resume_unwind(panic);
     }
     let results = out.into_inner().expect("no thread panics holding the lock");
     results.into_iter().map(|r| r.unwrap_or_else(|| Err("a unit did not run".into()))).collect()
@@ -176,6 +181,27 @@ mod tests {
             let panic = caught.expect_err("the panic is the caller's");
             assert_eq!(panic.downcast_ref::<String>().map(String::as_str), Some("unit 5"), "{threads} threads");
             assert_eq!(running.load(Ordering::SeqCst), 0, "no unit runs on once the caller has the panic");
+        }
+    }
+
+    /// The caller's cores are its own again once the units are done, however quickly its
+    /// helpers ran out of units (a helper ended before it was placed once made the caller be
+    /// placed in its stead).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_caller_keeps_its_cores() {
+        let cores = || {
+            // SAFETY: a plain bit set, written by the call given its size.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                assert_eq!(libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set), 0);
+                (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect::<Vec<_>>()
+            }
+        };
+        let before = cores();
+        for round in 0..300 {
+            map_units(1 + round % 3, 8, Ok).unwrap();
+            assert_eq!(cores(), before, "round {round}");
         }
     }
 

@@ -39,8 +39,9 @@ impl Cores {
         Cores {}
     }
 
-    /// Queue the `k`-th helper (from 0), spawned and not yet joined, on a core of its own (none
-    /// when the calling thread has only its own).
+    /// Queue the `k`-th helper (from 0) on a core of its own (none when the calling thread has
+    /// only its own). The helper must not have ended: the handle of an ended thread names no
+    /// thread, and glibc would then place the calling thread.
     pub fn place<T>(&self, k: usize, helper: &std::thread::JoinHandle<T>) {
         #[cfg(target_os = "linux")]
         if let Some(&cpu) = self.others.get(k % self.others.len().max(1)) {
