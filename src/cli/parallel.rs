@@ -190,14 +190,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_caller_keeps_its_cores() {
-        let cores = || {
-            // SAFETY: a plain bit set, written by the call given its size.
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                assert_eq!(libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set), 0);
-                (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect::<Vec<_>>()
-            }
-        };
+        let cores = crate::cli::placement::tests::own_cores;
         let before = cores();
         for round in 0..300 {
             map_units(1 + round % 3, 8, Ok).unwrap();

@@ -69,11 +69,11 @@ impl Cores {
 }
 
 #[cfg(all(test, target_os = "linux"))]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The cores the calling thread may run on.
-    fn own_cores() -> Vec<usize> {
+    pub(in crate::cli) fn own_cores() -> Vec<usize> {
         // SAFETY: as in `Cores::here`.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
