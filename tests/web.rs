@@ -245,6 +245,64 @@ fn nibble_counters_in_the_bundle_equal_the_plain_counts() {
     }
 }
 
+/// Blocks merged by their scales' bits as the bundle counts them (Q4_0, IQ4_NL, Q5_0, with its
+/// `simd128` counters) hold the same values as the same blocks taken apart as groups, in two
+/// calls so that slots span them.
+#[wasm_bindgen_test]
+fn blocks_merged_by_scale_in_the_bundle_hold_their_groups_values() {
+    use tensorscope::engine::by_scale::ByScale;
+    use tensorscope::engine::codes::add_groups_portable;
+    use tensorscope::engine::decode::ggml::codec;
+    use tensorscope::engine::decode::groups::{Grouping, GroupsFn, MergedFn};
+    use tensorscope::engine::gguf::GgmlType;
+    use tensorscope::engine::histogram::Histogram;
+    fn both<const H: usize>(merged: MergedFn<H>, groups: GroupsFn, bytes: &[u8], block_bytes: usize) -> [Histogram; 2] {
+        let half = bytes.len() / block_bytes / 2 * block_bytes;
+        let mut by_scale = ByScale::<H>::default();
+        merged(&bytes[..half], &mut by_scale);
+        merged(&bytes[half..], &mut by_scale);
+        let (mut m, mut g) = (Histogram::default(), Histogram::default());
+        by_scale.count_with(|groups| add_groups_portable(&mut m, groups));
+        let mut taken = Vec::new();
+        groups(bytes, &mut taken);
+        add_groups_portable(&mut g, &taken);
+        m.end_piece();
+        g.end_piece();
+        [m, g]
+    }
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut types = 0;
+    for c in GgmlType::all().filter_map(codec) {
+        // Blocks drawn from a few, so that scales repeat.
+        let few: Vec<u8> = (0..c.block_bytes * 40)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 40) as u8 & if i % 2 == 1 { 0x3b } else { 0xff }
+            })
+            .collect();
+        let bytes: Vec<u8> =
+            (0..12_001).flat_map(|i| few[(i * 7 % 40) * c.block_bytes..][..c.block_bytes].to_vec()).collect();
+        let [merged, groups] = match c.groups {
+            Some(Grouping::ByScaleSingles { merged, groups }) => both(merged, groups, &bytes, c.block_bytes),
+            Some(Grouping::ByScalePairs { merged, groups }) => both(merged, groups, &bytes, c.block_bytes),
+            _ => continue,
+        };
+        types += 1;
+        let (a, b) = (&merged.stats, &groups.stats);
+        let what = format!("{} bytes a block", c.block_bytes);
+        assert_eq!(
+            (a.count, a.nan, a.zero, a.finite, a.min, a.max),
+            (b.count, b.nan, b.zero, b.finite, b.min, b.max),
+            "{what}"
+        );
+        assert!((a.mean - b.mean).abs() <= 1e-9 * b.std().max(b.mean.abs()), "{what}");
+        assert_eq!(merged.bins(97), groups.bins(97), "{what}");
+    }
+    assert_eq!(types, 3);
+}
+
 /// The bundle's `simd128` group kernel gives the portable kernel's buckets and statistics to the
 /// bit, for every grouped type, on tame and on random scales (infinite, NaN, huge: the groups
 /// taken value by value).
@@ -286,15 +344,9 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
             }
             let [vector, portable] = match c.groups.unwrap() {
                 Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => both_kernels(f, &bytes),
-                Grouping::ByScaleSingles { groups, .. } => both_kernels(groups, &bytes),
-                Grouping::ByScalePairs { pairs, tables } => both_kernels(
-                    |b, out| {
-                        let mut p = Vec::new();
-                        pairs(b, &mut p);
-                        out.extend(p.iter().flat_map(|p| p.groups(tables)));
-                    },
-                    &bytes,
-                ),
+                Grouping::ByScaleSingles { groups, .. } | Grouping::ByScalePairs { groups, .. } => {
+                    both_kernels(groups, &bytes)
+                }
                 Grouping::Quads(f) => both_kernels(f, &bytes),
             };
             let bits = |h: &Histogram| {

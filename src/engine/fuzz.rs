@@ -84,6 +84,7 @@ pub fn decode_values(data: &[u8]) {
     // count as the decoded values do, whatever their scales: zeros, subnormals, NaN.
     {
         use super::by_scale::ByScale;
+        use super::codes::add_groups;
         use super::decode::groups::Grouping;
         // Added in two calls, so a slot's items span them.
         let mut m = Histogram::default();
@@ -95,28 +96,14 @@ pub fn decode_values(data: &[u8]) {
                 let mut merger = ByScale::<1>::default();
                 merger.add(first);
                 merger.add(second);
-                merger.count_into(&mut m);
+                merger.count_with(|groups| add_groups(&mut m, groups));
                 true
             }
-            Some(Grouping::ByScaleSingles { singles, tables, .. }) => {
-                let mut blocks = Vec::new();
-                singles(&bytes[..whole], &mut blocks);
-                let (first, second) = blocks.split_at(blocks.len() / 2);
-                let mut merger = ByScale::<1>::default();
-                merger.add_scaled(first, tables);
-                merger.add_scaled(second, tables);
-                merger.count_into(&mut m);
-                true
+            Some(Grouping::ByScaleSingles { merged, .. }) => {
+                merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m)
             }
-            Some(Grouping::ByScalePairs { pairs, tables }) => {
-                let mut blocks = Vec::new();
-                pairs(&bytes[..whole], &mut blocks);
-                let (first, second) = blocks.split_at(blocks.len() / 2);
-                let mut merger = ByScale::<2>::default();
-                merger.add_scaled(first, tables);
-                merger.add_scaled(second, tables);
-                merger.count_into(&mut m);
-                true
+            Some(Grouping::ByScalePairs { merged, .. }) => {
+                merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m)
             }
             _ => false,
         };
@@ -131,6 +118,22 @@ pub fn decode_values(data: &[u8]) {
         scales(&bytes[..whole], &mut out);
         h.add(&out);
     }
+}
+
+/// `merged`'s groups of `bytes` (whole blocks of `block_bytes`), merged in two calls so that a
+/// slot's items span them, counted into `h`.
+fn merged_in_two<const H: usize>(
+    merged: super::decode::groups::MergedFn<H>,
+    bytes: &[u8],
+    block_bytes: usize,
+    h: &mut super::histogram::Histogram,
+) -> bool {
+    let half = bytes.len() / block_bytes / 2 * block_bytes;
+    let mut merger = super::by_scale::ByScale::<H>::default();
+    merged(&bytes[..half], &mut merger);
+    merged(&bytes[half..], &mut merger);
+    merger.count_with(|groups| super::codes::add_groups(h, groups));
+    true
 }
 
 fn decode(name: &str, data: &[u8], chunk: u64) -> Parsed {

@@ -886,10 +886,8 @@ pub(crate) mod tests {
                 let bytes = random_blocks(&codec, blocks, &mut seed, tame);
                 let kernels = match codec.groups.expect("grouped") {
                     Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => every_kernel(f, &bytes),
-                    Grouping::ByScaleSingles { groups, .. } => every_kernel(groups, &bytes),
-                    Grouping::ByScalePairs { pairs, tables } => {
-                        let groups = crate::decode::groups::tests::scaled_as_groups(pairs, tables, &bytes);
-                        every_kernel(|_, out| out.extend_from_slice(&groups), &bytes)
+                    Grouping::ByScaleSingles { groups, .. } | Grouping::ByScalePairs { groups, .. } => {
+                        every_kernel(groups, &bytes)
                     }
                     Grouping::Quads(f) => every_kernel(f, &bytes),
                 };

@@ -30,7 +30,6 @@ pub use tensorscope_formats::text;
 pub use tensorscope_formats::wire;
 
 pub mod ahead;
-pub mod by_scale;
 pub mod codes;
 pub mod decode;
 pub mod fine;

@@ -147,11 +147,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::Grouping::ByScaleSingles {
-        singles: groups::q4_0,
-        groups: groups::q4_0_groups,
-        tables: &groups::MINUS_8,
-    }),
+    groups: Some(groups::Grouping::ByScaleSingles { merged: groups::q4_0, groups: groups::q4_0_groups }),
     nonfinite: None,
 };
 
@@ -209,7 +205,7 @@ pub const Q5_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q5_0,
     scales: Some(scales_f16_at::<22, 0>),
-    groups: Some(groups::Grouping::ByScalePairs { pairs: groups::q5_0, tables: &groups::MINUS_16 }),
+    groups: Some(groups::Grouping::ByScalePairs { merged: groups::q5_0, groups: groups::q5_0_groups }),
     nonfinite: None,
 };
 

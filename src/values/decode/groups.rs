@@ -21,14 +21,15 @@
 //!
 //! Where a block has one scale and no offset (Q1_0, Q2_0, TQ1_0, TQ2_0, Q4_0, Q5_0, IQ4_NL,
 //! MXFP4), a piece's groups are first merged by scale ([`Grouping::ByScale`],
-//! [`crate::by_scale`]); blocks of an `f16` scale (Q4_0, IQ4_NL, Q5_0) come as the scale's bits
-//! and counts, merged by those bits ([`Grouping::ByScaleSingles`], [`Grouping::ByScalePairs`]).
+//! [`super::by_scale`]); blocks of an `f16` scale (Q4_0, IQ4_NL, Q5_0) are merged by its bits as
+//! they are counted ([`Grouping::ByScaleSingles`], [`Grouping::ByScalePairs`]).
 //! NVFP4's one-byte scales over 16 elements leave few enough (scale, code)
 //! pairs to count each element's pair in a small table, a piece at a time
 //! ([`Grouping::ByScaleByte`]). (Q5_1 and Q8_0 are decoded: Q5_1's scale and offset are distinct per
 //! block, and as two groups a block, unmerged, it measured 0.67x; Q8_0's 256 codes per 32
 //! elements would cost a count each.)
 
+use super::by_scale::{ByScale, AHEAD};
 use super::nibbles::{self, Counter};
 use super::{f16_le, ggml, iquants, u16_at};
 
@@ -91,35 +92,12 @@ impl Group {
 /// so that groups of one scale stay small (as quads, the 4-bit types measured 0.82-0.90x).
 pub type Quad = Entries<[f32; 4]>;
 
-/// A block of `H` groups under one `f16` scale and no offset: the scale's bits, and each
-/// group's counts (their tables are the type's). Q4_0 and IQ4_NL have one group a block; Q5_0
-/// two, its codes `0..16` and `16..32`.
-#[derive(Clone, Copy, Debug)]
-pub struct Scaled<const H: usize> {
-    pub scale: u16,
-    pub counts: [[u16; 16]; H],
-}
-
-/// A block of one group under one `f16` scale (Q4_0, IQ4_NL).
-pub type Single = Scaled<1>;
-/// A block of two groups under one `f16` scale (Q5_0).
-pub type Pair = Scaled<2>;
-
-impl<const H: usize> Scaled<H> {
-    /// The block's groups, of `tables`.
-    #[inline(always)]
-    pub fn groups(&self, tables: &'static [[f32; 16]; H]) -> [Group; H] {
-        let a = super::f16_to_f32(self.scale);
-        std::array::from_fn(|i| Group::new(a, NO_OFFSET, &tables[i], self.counts[i]))
-    }
-}
-
 /// Appends the groups of `src`'s whole blocks to `out` (see [`super::BlockCodec::groups`]).
 pub type GroupsFn = fn(src: &[u8], out: &mut Vec<Group>);
-/// Appends the blocks of `src`, as their scales and counts, to `out`.
-pub type ScaledFn<const H: usize> = fn(src: &[u8], out: &mut Vec<Scaled<H>>);
-/// Appends the pairs of `src`'s whole blocks to `out`.
-pub type PairsFn = ScaledFn<2>;
+/// Merges the blocks of `src` into `out` by their `f16` scale's bits as they are counted: a
+/// block of one scale and no offset is `H` groups, one per table of the type (Q4_0 and IQ4_NL
+/// have one; Q5_0 two, its codes `0..16` and `16..32`).
+pub type MergedFn<const H: usize> = fn(src: &[u8], out: &mut ByScale<H>);
 /// Appends the quads of `src`'s whole blocks to `out`.
 pub type QuadsFn = fn(src: &[u8], out: &mut Vec<Quad>);
 
@@ -129,23 +107,22 @@ pub enum Grouping {
     Groups(GroupsFn),
     /// Groups of one scale per block and no offset, the scale an `f16` or `E8M0`: a piece holds
     /// few distinct ones, so the groups are merged by scale before they are counted
-    /// ([`crate::by_scale`]). (Groups of two scales per block, or a scale and an offset, have
+    /// ([`super::by_scale`]). (Groups of two scales per block, or a scale and an offset, have
     /// too many distinct keys: Q4_1, Q4_K, IQ4_XS and IQ1_S ran at 0.4-0.5x so.)
     ByScale(GroupsFn),
     /// As [`Grouping::ByScale`] for blocks of 32 codes of one table under one `f16` scale
-    /// (Q4_0, IQ4_NL): a block is a [`Single`], merged by its scale's bits, not its scale
-    /// converted and checked (whole tensors 1.21x); its group is of `tables`.
+    /// (Q4_0, IQ4_NL), merged by the scale's bits as they are counted, not the scale converted
+    /// and checked (whole tensors 1.21x), nor the counts stored between (1.3x).
     ByScaleSingles {
-        singles: ScaledFn<1>,
+        merged: MergedFn<1>,
         /// The same blocks as groups, for pieces too small to merge (a sample's).
         groups: GroupsFn,
-        tables: &'static [[f32; 16]; 1],
     },
-    /// As [`Grouping::ByScaleSingles`] for blocks of 32 codes of two tables (Q5_0): a block
-    /// is a [`Pair`].
+    /// As [`Grouping::ByScaleSingles`] for blocks of 32 codes of two tables (Q5_0).
     ByScalePairs {
-        pairs: PairsFn,
-        tables: &'static [[f32; 16]; 2],
+        merged: MergedFn<2>,
+        /// The same blocks as groups, two a block.
+        groups: GroupsFn,
     },
     Quads(QuadsFn),
     /// Groups of a whole piece, one per one-byte scale counted (NVFP4): the function counts its
@@ -216,15 +193,15 @@ fn counts4(c: [u16; 4]) -> [u16; 16] {
 /// `popcnt` where the CPU has it.
 macro_rules! popcount_groups {
     ($(#[$doc:meta])* $name:ident = $with:ident) => {
-        popcount_groups!($(#[$doc])* $name = $with, Group);
+        popcount_groups!($(#[$doc])* $name = $with, Vec<Group>);
     };
-    ($(#[$doc:meta])* $name:ident = $with:ident, $entries:ty) => {
+    ($(#[$doc:meta])* $name:ident = $with:ident, $out:ty) => {
         $(#[$doc])*
-        pub(super) fn $name(src: &[u8], out: &mut Vec<$entries>) {
+        pub(super) fn $name(src: &[u8], out: &mut $out) {
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("popcnt") {
                 #[target_feature(enable = "popcnt")]
-                unsafe fn popcnt(src: &[u8], out: &mut Vec<$entries>) {
+                unsafe fn popcnt(src: &[u8], out: &mut $out) {
                     $with(src, out)
                 }
                 // SAFETY: detected just now.
@@ -271,7 +248,7 @@ popcount_groups!(
     /// are values of their own, and as groups of 16 values, one scale each, Q2_K measured 0.83x
     /// its decoded path.
     q2_k = q2_k_with,
-    Quad
+    Vec<Quad>
 );
 #[inline(always)]
 fn q2_k_with(src: &[u8], out: &mut Vec<Quad>) {
@@ -341,7 +318,7 @@ pub(super) fn q3_k(src: &[u8], out: &mut Vec<Quad>) {
 popcount_groups!(
     /// [`q3_k`] with scalar population counts.
     q3_k_popcount = q3_k_scalar,
-    Quad
+    Vec<Quad>
 );
 #[inline(always)]
 fn q3_k_scalar(src: &[u8], out: &mut Vec<Quad>) {
@@ -542,16 +519,16 @@ pub(super) fn iq1_m(src: &[u8], out: &mut Vec<Quad>) {
 /// [`Counter`] the CPU has.
 macro_rules! nibble_groups {
     ($(#[$doc:meta])* $name:ident = $with:ident) => {
-        nibble_groups!($(#[$doc])* $name = $with, Group);
+        nibble_groups!($(#[$doc])* $name = $with, Vec<Group>);
     };
-    ($(#[$doc:meta])* $name:ident = $with:ident, $entries:ty) => {
+    ($(#[$doc:meta])* $name:ident = $with:ident, $out:ty) => {
         $(#[$doc])*
-        pub(super) fn $name(src: &[u8], out: &mut Vec<$entries>) {
+        pub(super) fn $name(src: &[u8], out: &mut $out) {
             #[cfg(target_arch = "x86_64")]
             {
                 if nibbles::Avx512::detected() {
                     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vpopcntdq,gfni,f16c")]
-                    unsafe fn avx512(src: &[u8], out: &mut Vec<$entries>) {
+                    unsafe fn avx512(src: &[u8], out: &mut $out) {
                         $with::<nibbles::Avx512>(src, out)
                     }
                     // SAFETY: detected just now.
@@ -559,7 +536,7 @@ macro_rules! nibble_groups {
                 }
                 if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
                     #[target_feature(enable = "avx2,popcnt")]
-                    unsafe fn avx2(src: &[u8], out: &mut Vec<$entries>) {
+                    unsafe fn avx2(src: &[u8], out: &mut $out) {
                         $with::<nibbles::Avx2>(src, out)
                     }
                     // SAFETY: both detected just now.
@@ -632,29 +609,38 @@ fn pairs<C: Counter, const B: usize, const AT: usize>(
     }
 }
 
-/// Blocks of 18 bytes, an `f16` scale and 16 code bytes, as their scales' bits and counts, two
-/// blocks at a time (Q4_0, IQ4_NL: the table is the type's).
+/// Blocks of 18 bytes, an `f16` scale and 16 code bytes of `tables`, counted two at a time and
+/// merged by their scales' bits (Q4_0, IQ4_NL).
 #[inline(always)]
-fn singles<C: Counter>(src: &[u8], out: &mut Vec<Single>) {
+fn merged_singles<C: Counter>(src: &[u8], out: &mut ByScale<1>, tables: &'static [[f32; 16]; 1]) {
     let codes = |b: &[u8; 18]| -> [u8; 16] { b[2..].try_into().expect("16 code bytes") };
+    let scale = |b: &[u8; 18]| usize::from(u16_at(b, 0));
+    let tables = out.begin(tables);
     let (blocks, _) = src.as_chunks::<18>();
-    out.reserve(blocks.len());
     let (twos, rest) = blocks.as_chunks::<2>();
-    for [p, q] in twos {
+    for (n, [p, q]) in twos.iter().enumerate() {
+        if let Some([a, b]) = twos.get(n + AHEAD / 2) {
+            out.prefetch(scale(a));
+            out.prefetch(scale(b));
+        }
         let [cp, cq] = C::pair(&codes(p), &codes(q));
-        out.push(Single { scale: u16_at(p, 0), counts: [cp] });
-        out.push(Single { scale: u16_at(q, 0), counts: [cq] });
+        out.merge(scale(p), [cp], tables);
+        out.merge(scale(q), [cq], tables);
     }
     for b in rest {
-        out.push(Single { scale: u16_at(b, 0), counts: [C::pair(&codes(b), &codes(b))[0]] });
+        out.merge(scale(b), [C::pair(&codes(b), &codes(b))[0]], tables);
     }
 }
 
 nibble_groups!(
     /// Q4_0: `(q − 8) · d`, of [`MINUS_8`].
-    q4_0 = singles,
-    Single
+    q4_0 = q4_0_merged,
+    ByScale<1>
 );
+#[inline(always)]
+fn q4_0_merged<C: Counter>(src: &[u8], out: &mut ByScale<1>) {
+    merged_singles::<C>(src, out, &MINUS_8)
+}
 nibble_groups!(
     /// Q4_0's blocks as groups.
     q4_0_groups = q4_0_groups_with
@@ -677,25 +663,52 @@ fn q4_1_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
 }
 
 nibble_groups!(
-    /// Q5_0: `(q − 16) · d`, 32 codes of five bits as a pair of groups of [`MINUS_16`].
-    q5_0 = q5_0_with,
-    Pair
+    /// Q5_0: `(q − 16) · d`, 32 codes of five bits as a pair of groups of [`MINUS_16`], merged
+    /// by their scale's bits.
+    q5_0 = q5_0_merged,
+    ByScale<2>
 );
 #[inline(always)]
-fn q5_0_with<C: Counter>(src: &[u8], out: &mut Vec<Pair>) {
-    out.reserve(src.len() / 22);
-    for b in src.as_chunks::<22>().0 {
-        let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
-        let counts = C::fives(b[6..].try_into().expect("16 code bytes"), qh);
-        out.push(Pair { scale: u16_at(b, 0), counts });
+fn q5_0_merged<C: Counter>(src: &[u8], out: &mut ByScale<2>) {
+    let tables = out.begin(&MINUS_16);
+    let blocks = src.as_chunks::<22>().0;
+    for (n, b) in blocks.iter().enumerate() {
+        if let Some(ahead) = blocks.get(n + AHEAD) {
+            out.prefetch(usize::from(u16_at(ahead, 0)));
+        }
+        out.merge(usize::from(u16_at(b, 0)), q5_0_counts::<C>(b), tables);
     }
+}
+nibble_groups!(
+    /// Q5_0's blocks as groups, two a block.
+    q5_0_groups = q5_0_groups_with
+);
+#[inline(always)]
+fn q5_0_groups_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    out.reserve(src.len() / 22 * 2);
+    for b in src.as_chunks::<22>().0 {
+        let d = f16_le(b);
+        for (table, counts) in MINUS_16.iter().zip(q5_0_counts::<C>(b)) {
+            out.push(Group::new(d, NO_OFFSET, table, counts));
+        }
+    }
+}
+/// A Q5_0 block's counts of codes `0..16` and `16..32`.
+#[inline(always)]
+fn q5_0_counts<C: Counter>(b: &[u8; 22]) -> [[u16; 16]; 2] {
+    let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+    C::fives(b[6..].try_into().expect("16 code bytes"), qh)
 }
 
 nibble_groups!(
     /// IQ4_NL: `d · level`, of [`IQ4`].
-    iq4_nl = singles,
-    Single
+    iq4_nl = iq4_nl_merged,
+    ByScale<1>
 );
+#[inline(always)]
+fn iq4_nl_merged<C: Counter>(src: &[u8], out: &mut ByScale<1>) {
+    merged_singles::<C>(src, out, &IQ4)
+}
 nibble_groups!(
     /// IQ4_NL's blocks as groups.
     iq4_nl_groups = iq4_nl_groups_with
@@ -848,15 +861,16 @@ pub(crate) mod tests {
         assert_eq!(multiset(&scalar), decoded);
     }
 
-    /// The groups of `bytes`' blocks of one scale.
-    pub(crate) fn scaled_as_groups<const H: usize>(
-        scaled_of: ScaledFn<H>,
-        tables: &'static [[f32; 16]; H],
-        bytes: &[u8],
-    ) -> Vec<Group> {
-        let mut scaled = Vec::new();
-        scaled_of(bytes, &mut scaled);
-        scaled.iter().flat_map(|p| p.groups(tables)).collect()
+    /// The elements `merged` counts in `bytes`, merged by their scales' bits, and their values'
+    /// multiset: the same as the type's `groups` give.
+    fn merged_as_groups<const H: usize>(merged: MergedFn<H>, groups: GroupsFn, bytes: &[u8]) -> (usize, Vec<u32>) {
+        let mut by_scale = ByScale::<H>::default();
+        merged(bytes, &mut by_scale);
+        let mut out = Vec::new();
+        by_scale.count_with(|g| out.extend_from_slice(g));
+        let got = (out.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&out));
+        assert_eq!(entries_of(groups, bytes), got, "merged and as groups");
+        got
     }
 
     /// Every codec that has groups.
@@ -900,16 +914,8 @@ pub(crate) mod tests {
                 decoded.sort_unstable();
                 let (n, got) = match groups_fn {
                     Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => entries_of(f, &bytes),
-                    Grouping::ByScaleSingles { singles, groups, tables } => {
-                        let merged = scaled_as_groups(singles, tables, &bytes);
-                        let got = (merged.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&merged));
-                        assert_eq!(entries_of(groups, &bytes), got, "singles and groups");
-                        got
-                    }
-                    Grouping::ByScalePairs { pairs, tables } => {
-                        let groups = scaled_as_groups(pairs, tables, &bytes);
-                        (groups.iter().flat_map(|g| g.counts).map(usize::from).sum(), multiset(&groups))
-                    }
+                    Grouping::ByScaleSingles { merged, groups } => merged_as_groups(merged, groups, &bytes),
+                    Grouping::ByScalePairs { merged, groups } => merged_as_groups(merged, groups, &bytes),
                     Grouping::Quads(f) => entries_of(f, &bytes),
                 };
                 assert_eq!(n, values.len());

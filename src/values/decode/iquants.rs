@@ -130,9 +130,8 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
     decode: super::wasm_simd::iq4_nl,
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
     groups: Some(super::groups::Grouping::ByScaleSingles {
-        singles: super::groups::iq4_nl,
+        merged: super::groups::iq4_nl,
         groups: super::groups::iq4_nl_groups,
-        tables: &super::groups::IQ4,
     }),
     nonfinite: None,
 };

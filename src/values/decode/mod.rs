@@ -36,6 +36,7 @@ macro_rules! widest {
     }};
 }
 
+pub mod by_scale;
 pub mod ggml;
 pub mod groups;
 pub mod iq_tables;

@@ -3,9 +3,9 @@
 
 use super::wire::{Reader, Writer};
 use super::{Job, JobStep, Need, Progress};
-use crate::by_scale::ByScale;
 use crate::codes::{add_groups, CodeCounts};
-use crate::decode::groups::{Group, Grouping, GroupsFn, Pair, PairsFn, Quad, ScaledFn, Single};
+use crate::decode::by_scale::ByScale;
+use crate::decode::groups::{Group, Grouping, GroupsFn, MergedFn, Quad};
 use crate::decode::{codec_for, layout, BlockCodec};
 use crate::histogram::Histogram;
 use crate::model::{Checkpoint, Lost, Tensor};
@@ -680,11 +680,11 @@ struct Steps {
 enum Batch {
     Groups(fn(&[u8], &mut Vec<Group>), Vec<Group>),
     ByScale(fn(&[u8], &mut Vec<Group>), Vec<Group>, Box<ByScale>),
-    /// A type's singles, their table, a batch of singles; its groups and a batch of them (for
-    /// small pieces).
-    ByScaleSingles(ScaledFn<1>, &'static [[f32; 16]; 1], Vec<Single>, GroupsFn, Vec<Group>, Box<ByScale<1>>),
-    /// A type's pairs, their tables, a batch of pairs, the same as groups (for small pieces).
-    ByScalePairs(PairsFn, &'static [[f32; 16]; 2], Vec<Pair>, Vec<Group>, Box<ByScale<2>>),
+    /// A type's blocks merged by their scales' bits as they are counted ([`Grouping::ByScaleSingles`]),
+    /// and as groups, with a batch of them (for small pieces).
+    Singles(MergedFn<1>, GroupsFn, Vec<Group>, Box<ByScale<1>>),
+    /// The same for blocks of two groups ([`Grouping::ByScalePairs`]).
+    Pairs(MergedFn<2>, GroupsFn, Vec<Group>, Box<ByScale<2>>),
     Quads(fn(&[u8], &mut Vec<Quad>), Vec<Quad>),
     /// A type whose groups are a whole piece's ([`Grouping::ByScaleByte`]).
     Piece(fn(&[u8], &mut Vec<Group>), Vec<Group>),
@@ -696,12 +696,8 @@ impl Grouped {
         let batch = match codec.groups? {
             Grouping::Groups(f) => Batch::Groups(f, Vec::new()),
             Grouping::ByScale(f) => Batch::ByScale(f, Vec::new(), Box::default()),
-            Grouping::ByScaleSingles { singles, groups, tables } => {
-                Batch::ByScaleSingles(singles, tables, Vec::new(), groups, Vec::new(), Box::default())
-            }
-            Grouping::ByScalePairs { pairs, tables } => {
-                Batch::ByScalePairs(pairs, tables, Vec::new(), Vec::new(), Box::default())
-            }
+            Grouping::ByScaleSingles { merged, groups } => Batch::Singles(merged, groups, Vec::new(), Box::default()),
+            Grouping::ByScalePairs { merged, groups } => Batch::Pairs(merged, groups, Vec::new(), Box::default()),
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
             Grouping::ByScaleByte(f) => Batch::Piece(f, Vec::new()),
         };
@@ -714,8 +710,8 @@ impl Grouped {
     fn release(&mut self) {
         match &mut self.batch {
             Batch::ByScale(_, _, by_scale) => by_scale.release(),
-            Batch::ByScaleSingles(.., by_scale) => by_scale.release(),
-            Batch::ByScalePairs(.., by_scale) => by_scale.release(),
+            Batch::Singles(.., by_scale) => by_scale.release(),
+            Batch::Pairs(.., by_scale) => by_scale.release(),
             Batch::Groups(..) | Batch::Quads(..) | Batch::Piece(..) => {}
         }
     }
@@ -729,26 +725,19 @@ impl Grouped {
             }
             Batch::ByScale(f, batch, by_scale) => {
                 in_batches(bytes, self.steps, *f, batch, |b| by_scale.add(b));
-                by_scale.count_into(h);
+                by_scale.count_with(|groups| add_groups(h, groups));
             }
             // A small piece's blocks are counted as their groups.
-            Batch::ByScaleSingles(.., f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
+            Batch::Singles(_, f, batch, _) | Batch::Pairs(_, f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
                 in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b))
             }
-            Batch::ByScaleSingles(f, tables, singles, .., by_scale) => {
-                in_batches(bytes, self.steps, *f, singles, |p| by_scale.add_scaled(p, tables));
-                by_scale.count_into(h);
+            Batch::Singles(merge, .., by_scale) => {
+                in_steps(bytes, self.steps, |step| merge(step, by_scale));
+                by_scale.count_with(|groups| add_groups(h, groups));
             }
-            Batch::ByScalePairs(f, tables, pairs, groups, _) if bytes.len() < MERGED_PIECE_BYTES => {
-                in_batches(bytes, self.steps, *f, pairs, |p| {
-                    groups.clear();
-                    groups.extend(p.iter().flat_map(|p| p.groups(tables)));
-                    add_groups(h, groups);
-                })
-            }
-            Batch::ByScalePairs(f, tables, pairs, _, by_scale) => {
-                in_batches(bytes, self.steps, *f, pairs, |p| by_scale.add_scaled(p, tables));
-                by_scale.count_into(h);
+            Batch::Pairs(merge, .., by_scale) => {
+                in_steps(bytes, self.steps, |step| merge(step, by_scale));
+                by_scale.count_with(|groups| add_groups(h, groups));
             }
             Batch::Quads(f, batch) => in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b)),
             Batch::Piece(f, groups) => {
@@ -761,7 +750,7 @@ impl Grouped {
 }
 
 /// Take `bytes` apart with `entries_of` a batch at a time (into `batch`), and hand each batch's
-/// entries (groups, quads or pairs) to `take`. A batch is taken apart a step at a time, after
+/// entries (groups or quads) to `take`. A batch is taken apart a step at a time, after
 /// asking for the step's bytes ahead (as [`decode_fetching_ahead`]).
 fn in_batches<T>(
     bytes: &[u8],
@@ -772,11 +761,16 @@ fn in_batches<T>(
 ) {
     for blocks in bytes.chunks(steps.batch) {
         batch.clear();
-        for step in blocks.chunks(steps.step) {
-            crate::ahead::fetch_ahead(step);
-            entries_of(step, batch);
-        }
+        in_steps(blocks, steps, |step| entries_of(step, batch));
         take(batch);
+    }
+}
+
+/// `each(step)` for each step of `bytes`, after asking for the step's bytes ahead.
+fn in_steps(bytes: &[u8], steps: Steps, mut each: impl FnMut(&[u8])) {
+    for step in bytes.chunks(steps.step) {
+        crate::ahead::fetch_ahead(step);
+        each(step);
     }
 }
 

@@ -8,14 +8,16 @@
 //!
 //! A block of 32 codes under one scale (Q5_0) comes as two groups, its codes `0..16` and
 //! `16..32`, merged as one item of two halves (`ByScale<2>`): one key a block, not two.
+//!
+//! Blocks of an `f16` scale and no offset (Q4_0, IQ4_NL, Q5_0) are merged by their decoders as
+//! they are counted ([`super::groups::MergedFn`]): each block's counts go from the vector
+//! registers they were counted in straight to its scale's slot, by the scale's bits.
 
-use super::codes::add_groups;
-use super::decode::f16_to_f32;
-use super::decode::groups::{Group, Scaled};
-use super::histogram::Histogram;
+use super::f16_to_f32;
+use super::groups::Group;
 
 /// Items ahead of the one being merged whose slot is fetched into the cache.
-const AHEAD: usize = 8;
+pub(super) const AHEAD: usize = 8;
 
 /// Slots of the table: one for every `f16` bit pattern.
 const SLOTS: usize = 1 << 16;
@@ -72,31 +74,10 @@ impl<const H: usize> std::fmt::Debug for ByScale<H> {
 }
 
 thread_local! {
-    /// The table a merger of this thread released, empty, for the thread's next: its touched
+    /// What a merger of this thread released, empty, for the thread's next: the table's touched
     /// pages cost a fault each, and a whole tensor's parts each make a merger (the faults were
-    /// 4% of a 2-thread TQ2_0 histogram). One per item size.
-    static SPARE_1: std::cell::RefCell<Spared<1>> = const { std::cell::RefCell::new(((Vec::new(), Vec::new()), Vec::new(), Vec::new())) };
-    static SPARE_2: std::cell::RefCell<Spared<2>> = const { std::cell::RefCell::new(((Vec::new(), Vec::new()), Vec::new(), Vec::new())) };
-}
-
-/// The thread's spare table for items of `H` groups.
-trait Spare<const H: usize> {
-    fn spare() -> &'static std::thread::LocalKey<std::cell::RefCell<Spared<H>>>;
-}
-
-/// Names the spare tables.
-struct Halves;
-
-impl Spare<1> for Halves {
-    fn spare() -> &'static std::thread::LocalKey<std::cell::RefCell<Spared<1>>> {
-        &SPARE_1
-    }
-}
-
-impl Spare<2> for Halves {
-    fn spare() -> &'static std::thread::LocalKey<std::cell::RefCell<Spared<2>>> {
-        &SPARE_2
-    }
+    /// 4% of a 2-thread TQ2_0 histogram). A `Spared<H>` of the last merger's `H`.
+    static SPARE: std::cell::Cell<Option<Box<dyn std::any::Any>>> = const { std::cell::Cell::new(None) };
 }
 
 impl<const H: usize> Default for ByScale<H> {
@@ -106,11 +87,7 @@ impl<const H: usize> Default for ByScale<H> {
     }
 }
 
-#[allow(private_bounds)]
-impl<const H: usize> ByScale<H>
-where
-    Halves: Spare<H>,
-{
+impl<const H: usize> ByScale<H> {
     /// Add `groups`' counts to their scales': an item is `H` groups in a row, one block's
     /// halves (any groups past the last whole item are ignored). Items of a scale no `f16`
     /// normal holds, with an offset, or of other tables are kept as they are.
@@ -137,41 +114,37 @@ where
         }
     }
 
-    /// Add `items`' counts to their scales' (blocks of one scale and no offset, whose groups'
-    /// tables are `tables`): the scale's bits are the slot, whatever they hold (a slot's scale
-    /// is the same conversion of its bits as [`Scaled::groups`']). Items of other tables are
-    /// kept as groups.
-    pub fn add_scaled(&mut self, items: &[Scaled<H>], tables: &'static [[f32; 16]; H]) {
+    /// Ready to merge items of `tables` by their scale's bits ([`ByScale::merge`]): the tables
+    /// to pass there. Items merged before, of other tables, are moved to the merged groups.
+    #[inline(always)]
+    pub(super) fn begin(&mut self, tables: &'static [[f32; 16]; H]) -> [&'static [f32; 16]; H] {
         self.take_table();
         let theirs: [&'static [f32; 16]; H] = std::array::from_fn(|i| &tables[i]);
         let ours = *self.tables.get_or_insert(theirs);
-        let same = ours.iter().zip(theirs).all(|(o, t)| std::ptr::eq(*o, t));
-        for (n, item) in items.iter().enumerate() {
-            if let Some(ahead) = items.get(n + AHEAD) {
-                self.prefetch(usize::from(ahead.scale));
-            }
-            if same {
-                self.merge(usize::from(item.scale), item.counts, ours);
-            } else {
-                self.out.extend_from_slice(&item.groups(tables));
-            }
+        if !ours.iter().zip(theirs).all(|(o, t)| std::ptr::eq(*o, t)) {
+            self.empty();
+            self.tables = Some(theirs);
         }
+        theirs
     }
 
     /// The thread's spare table, or a new one, unless this merger has one.
     #[inline(always)]
     fn take_table(&mut self) {
         if self.table.0.is_empty() {
-            (self.table, self.taken, self.out) = Halves::spare().take();
+            let spare = SPARE.take().and_then(|s| s.downcast::<Spared<H>>().ok());
+            (self.table, self.taken, self.out) = spare.map(|s| *s).unwrap_or_default();
             if self.table.0.is_empty() {
                 self.table = (vec![[[0; 16]; H]; SLOTS], vec![0; SLOTS]);
             }
         }
     }
 
-    /// Add an item's `counts` to slot `i`, the slot of the `f16` scale whose bits are `i`.
+    /// Add an item's `counts` to slot `i`, the slot of the `f16` scale whose bits are `i`
+    /// (`tables` as [`ByScale::begin`] gave them; the slot's scale is the same conversion of its
+    /// bits as any other `f16`'s, whatever they hold).
     #[inline(always)]
-    fn merge(&mut self, i: usize, counts: [[u16; 16]; H], tables: [&'static [f32; 16]; H]) {
+    pub(super) fn merge(&mut self, i: usize, counts: [[u16; 16]; H], tables: [&'static [f32; 16]; H]) {
         for (slot, counts) in self.table.0[i].iter_mut().zip(&counts) {
             for (c, &n) in slot.iter_mut().zip(counts) {
                 *c += n;
@@ -193,7 +166,7 @@ where
     /// Start fetching slot `i`'s counts into the cache (on x86-64: they miss it, a 64 MiB
     /// tensor's bytes passing through between a scale's blocks).
     #[inline(always)]
-    fn prefetch(&self, i: usize) {
+    pub(super) fn prefetch(&self, i: usize) {
         #[cfg(target_arch = "x86_64")]
         {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -205,10 +178,10 @@ where
         let _ = i;
     }
 
-    /// Count every merged group into `h`, and empty the table.
-    pub fn count_into(&mut self, h: &mut Histogram) {
+    /// Hand every merged group to `count`, and empty the table.
+    pub fn count_with(&mut self, count: impl FnOnce(&[Group])) {
         self.empty();
-        add_groups(h, &self.out);
+        count(&self.out);
         self.out.clear();
     }
 
@@ -218,11 +191,9 @@ where
         self.empty();
         self.out.clear();
         if !self.table.0.is_empty() {
-            Halves::spare().set((
-                std::mem::take(&mut self.table),
-                std::mem::take(&mut self.taken),
-                std::mem::take(&mut self.out),
-            ));
+            let spared: Spared<H> =
+                (std::mem::take(&mut self.table), std::mem::take(&mut self.taken), std::mem::take(&mut self.out));
+            SPARE.set(Some(Box::new(spared)));
         }
     }
 
@@ -326,10 +297,7 @@ mod tests {
     }
 
     /// Every item merged (or kept) gives the same values, for one group an item and for two.
-    fn merged_items_hold_the_items_values<const H: usize>()
-    where
-        Halves: Spare<H>,
-    {
+    fn merged_items_hold_the_items_values<const H: usize>() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         // One key (its slot emptied every 255 items), a few, many; then items with offsets,
         // other tables and unusual scales among them, which are kept as they are.
@@ -365,26 +333,25 @@ mod tests {
     /// Items of `H` groups merged by their scales' bits hold the items' values: one key (its
     /// slot emptied every 255 items), a few, many (both signs, zero, subnormal, infinite and NaN
     /// scales among them).
-    fn merged_by_scale_bits_hold_the_items_values<const H: usize>(tables: &'static [[f32; 16]; H])
-    where
-        Halves: Spare<H>,
-    {
+    fn merged_by_scale_bits_hold_the_items_values<const H: usize>(tables: &'static [[f32; 16]; H]) {
         let mut seed = 0x6a09_e667_f3bc_c908u64;
         for (n, keys) in [(40_000, 1), (5000, 7), (60_000, 9000)] {
             let groups = items::<H>(n, keys, usize::MAX, &mut seed);
-            let scaled: Vec<Scaled<H>> = groups
-                .as_chunks::<H>()
-                .0
+            let items = groups.as_chunks::<H>().0;
+            let scale_bits = |item: &[Group; H]| half::f16::from_f32(item[0].a).to_bits();
+            let as_groups: Vec<Group> = items
                 .iter()
-                .map(|item| Scaled {
-                    scale: half::f16::from_f32(item[0].a).to_bits(),
-                    counts: item.each_ref().map(|g| g.counts),
+                .flat_map(|item| {
+                    let a = f16_to_f32(scale_bits(item));
+                    std::array::from_fn::<_, H, _>(|i| Group::new(a, NO_OFFSET, &tables[i], item[i].counts))
                 })
                 .collect();
-            let as_groups: Vec<Group> = scaled.iter().flat_map(|p| p.groups(tables)).collect();
             let mut merged = ByScale::<H>::default();
-            for part in scaled.chunks(999) {
-                merged.add_scaled(part, tables);
+            for part in items.chunks(999) {
+                let ours = merged.begin(tables);
+                for item in part {
+                    merged.merge(usize::from(scale_bits(item)), item.each_ref().map(|g| g.counts), ours);
+                }
             }
             merged.empty();
             assert_eq!(by_value(&merged.out), by_value(&as_groups), "{n} items over {keys} keys");
@@ -394,39 +361,45 @@ mod tests {
 
     #[test]
     fn merged_pairs_by_scale_bits_hold_the_pairs_values() {
-        static HALVES: [[f32; 16]; 2] = [
-            [-16., -15., -14., -13., -12., -11., -10., -9., -8., -7., -6., -5., -4., -3., -2., -1.],
-            [0., 1., 2., 3., 4., 5., 6., 7., 8., 9., 10., 11., 12., 13., 14., 15.],
-        ];
-        merged_by_scale_bits_hold_the_items_values::<2>(&HALVES);
+        merged_by_scale_bits_hold_the_items_values::<2>(&TABLES);
     }
 
     #[test]
     fn merged_singles_by_scale_bits_hold_the_singles_values() {
-        static ONE: [[f32; 16]; 1] = [[-8., -7., -6., -5., -4., -3., -2., -1., 0., 1., 2., 3., 4., 5., 6., 7.]];
+        static ONE: [[f32; 16]; 1] = [TABLES[0]];
         merged_by_scale_bits_hold_the_items_values::<1>(&ONE);
     }
 
+    /// Items of other tables than those merged so far are merged apart: the earlier ones are
+    /// moved to the merged groups, of their own tables, first.
     #[test]
-    fn merged_groups_give_the_groups_histogram() {
+    fn items_of_other_tables_are_merged_apart() {
+        static FIRST: [[f32; 16]; 1] = [TABLES[0]];
+        static SECOND: [[f32; 16]; 1] = [TABLES[1]];
+        let counts = [std::array::from_fn(|i| i as u16)];
+        let mut merged = ByScale::<1>::default();
+        for tables in [&FIRST, &SECOND, &SECOND] {
+            let ours = merged.begin(tables);
+            merged.merge(0x3c00, counts, ours);
+        }
+        merged.empty();
+        let one = |t: &'static [f32; 16], n: u16| Group::new(1.0, NO_OFFSET, t, counts[0].map(|c| n * c));
+        assert_eq!(by_value(&merged.out), by_value(&[one(&TABLES[0], 1), one(&TABLES[1], 2)]));
+        assert_eq!(merged.out.len(), 2, "one group for each table's slot");
+    }
+
+    #[test]
+    fn counted_groups_are_the_merged_ones_once() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let groups = items::<2>(30_000, 500, 11, &mut seed);
         let mut merged = ByScale::<2>::default();
         merged.add(&groups);
-        let mut by_scale = Histogram::default();
-        merged.count_into(&mut by_scale);
-        by_scale.end_piece();
-        let mut one_by_one = Histogram::default();
-        add_groups(&mut one_by_one, &groups);
-        one_by_one.end_piece();
-        let (a, b) = (&by_scale.stats, &one_by_one.stats);
-        assert_eq!(
-            (a.count, a.nan, a.pos_inf, a.zero, a.min, a.max),
-            (b.count, b.nan, b.pos_inf, b.zero, b.min, b.max)
-        );
-        assert!((a.mean - b.mean).abs() <= 1e-12 * a.std() && (a.std() - b.std()).abs() <= 1e-12 * a.std());
-        assert_eq!(by_scale.bins(61), one_by_one.bins(61));
+        let mut counted = Vec::new();
+        merged.count_with(|g| counted.extend_from_slice(g));
+        assert_eq!(by_value(&counted), by_value(&groups));
+        assert!(counted.len() < groups.len() / 4, "{} groups of {}", counted.len(), groups.len());
         assert!(merged.taken.is_empty() && merged.out.is_empty());
+        merged.count_with(|g| assert!(g.is_empty(), "nothing is counted twice"));
     }
 
     #[test]
