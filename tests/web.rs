@@ -285,7 +285,7 @@ fn blocks_merged_by_scale_in_the_bundle_hold_their_groups_values() {
         let bytes: Vec<u8> =
             (0..12_001).flat_map(|i| few[(i * 7 % 40) * c.block_bytes..][..c.block_bytes].to_vec()).collect();
         let [merged, groups] = match c.groups {
-            Some(Grouping::ByScaleSingles { merged, groups }) => both(merged, groups, &bytes, c.block_bytes),
+            Some(Grouping::ByScale { merged, groups }) => both(merged, groups, &bytes, c.block_bytes),
             Some(Grouping::ByScalePairs { merged, groups }) => both(merged, groups, &bytes, c.block_bytes),
             _ => continue,
         };
@@ -300,7 +300,7 @@ fn blocks_merged_by_scale_in_the_bundle_hold_their_groups_values() {
         assert!((a.mean - b.mean).abs() <= 1e-9 * b.std().max(b.mean.abs()), "{what}");
         assert_eq!(merged.bins(97), groups.bins(97), "{what}");
     }
-    assert_eq!(types, 3);
+    assert_eq!(types, 8);
 }
 
 /// The bundle's `simd128` group kernel gives the portable kernel's buckets and statistics to the
@@ -343,8 +343,8 @@ fn group_kernel_in_the_bundle_equals_the_portable_one_bit_for_bit() {
                 }
             }
             let [vector, portable] = match c.groups.unwrap() {
-                Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => both_kernels(f, &bytes),
-                Grouping::ByScaleSingles { groups, .. } | Grouping::ByScalePairs { groups, .. } => {
+                Grouping::Groups(f) | Grouping::ByScaleByte(f) => both_kernels(f, &bytes),
+                Grouping::ByScale { groups, .. } | Grouping::ByScalePairs { groups, .. } => {
                     both_kernels(groups, &bytes)
                 }
                 Grouping::Quads(f) => both_kernels(f, &bytes),

@@ -83,25 +83,11 @@ pub fn decode_values(data: &[u8]) {
     // Groups merged by scale (which the sink does only for pieces of 256 KiB and more) bin and
     // count as the decoded values do, whatever their scales: zeros, subnormals, NaN.
     {
-        use super::by_scale::ByScale;
-        use super::codes::add_groups;
         use super::decode::groups::Grouping;
         // Added in two calls, so a slot's items span them.
         let mut m = Histogram::default();
         let merged = match codec.groups {
-            Some(Grouping::ByScale(f)) => {
-                let mut groups = Vec::new();
-                f(&bytes[..whole], &mut groups);
-                let (first, second) = groups.split_at(groups.len() / 2);
-                let mut merger = ByScale::<1>::default();
-                merger.add(first);
-                merger.add(second);
-                merger.count_with(|groups| add_groups(&mut m, groups));
-                true
-            }
-            Some(Grouping::ByScaleSingles { merged, .. }) => {
-                merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m)
-            }
+            Some(Grouping::ByScale { merged, .. }) => merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m),
             Some(Grouping::ByScalePairs { merged, .. }) => {
                 merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m)
             }

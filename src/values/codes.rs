@@ -885,8 +885,8 @@ pub(crate) mod tests {
             for (blocks, tame) in [(1, true), (333, true), (700, false)] {
                 let bytes = random_blocks(&codec, blocks, &mut seed, tame);
                 let kernels = match codec.groups.expect("grouped") {
-                    Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => every_kernel(f, &bytes),
-                    Grouping::ByScaleSingles { groups, .. } | Grouping::ByScalePairs { groups, .. } => {
+                    Grouping::Groups(f) | Grouping::ByScaleByte(f) => every_kernel(f, &bytes),
+                    Grouping::ByScale { groups, .. } | Grouping::ByScalePairs { groups, .. } => {
                         every_kernel(groups, &bytes)
                     }
                     Grouping::Quads(f) => every_kernel(f, &bytes),

@@ -147,7 +147,7 @@ pub const Q4_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::Grouping::ByScaleSingles { merged: groups::q4_0, groups: groups::q4_0_groups }),
+    groups: Some(groups::Grouping::ByScale { merged: groups::q4_0, groups: groups::q4_0_groups }),
     nonfinite: None,
 };
 
@@ -556,7 +556,7 @@ pub const TQ1_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::tq1_0,
     scales: Some(scales_f16_at::<54, 52>),
-    groups: Some(groups::Grouping::ByScale(groups::tq1_0)),
+    groups: Some(groups::Grouping::ByScale { merged: groups::tq1_0, groups: groups::tq1_0_groups }),
     nonfinite: None,
 };
 
@@ -569,7 +569,7 @@ pub const TQ2_0: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::tq2_0,
     scales: Some(scales_f16_at::<66, 64>),
-    groups: Some(groups::Grouping::ByScale(groups::tq2_0)),
+    groups: Some(groups::Grouping::ByScale { merged: groups::tq2_0, groups: groups::tq2_0_groups }),
     nonfinite: None,
 };
 
@@ -630,7 +630,7 @@ pub const MXFP4: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::mxfp4,
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
-    groups: Some(groups::Grouping::ByScale(groups::mxfp4)),
+    groups: Some(groups::Grouping::ByScale { merged: groups::mxfp4, groups: groups::mxfp4_groups }),
     nonfinite: None,
 };
 
@@ -723,7 +723,7 @@ pub const Q1_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::Grouping::ByScale(groups::q1_0)),
+    groups: Some(groups::Grouping::ByScale { merged: groups::q1_0, groups: groups::q1_0_groups }),
     nonfinite: None,
 };
 
@@ -741,7 +741,7 @@ pub const Q2_0: BlockCodec = BlockCodec {
         })
     },
     scales: Some(scales_f16_at::<18, 0>),
-    groups: Some(groups::Grouping::ByScale(groups::q2_0)),
+    groups: Some(groups::Grouping::ByScale { merged: groups::q2_0, groups: groups::q2_0_groups }),
     nonfinite: None,
 };
 

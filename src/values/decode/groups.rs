@@ -20,18 +20,17 @@
 //! cost as much as binning the values.
 //!
 //! Where a block has one scale and no offset (Q1_0, Q2_0, TQ1_0, TQ2_0, Q4_0, Q5_0, IQ4_NL,
-//! MXFP4), a piece's groups are first merged by scale ([`Grouping::ByScale`],
-//! [`super::by_scale`]); blocks of an `f16` scale (Q4_0, IQ4_NL, Q5_0) are merged by its bits as
-//! they are counted ([`Grouping::ByScaleSingles`], [`Grouping::ByScalePairs`]).
+//! MXFP4), a piece's blocks are merged by their scale's stored bits as they are counted
+//! ([`Grouping::ByScale`], [`Grouping::ByScalePairs`], [`super::by_scale`]).
 //! NVFP4's one-byte scales over 16 elements leave few enough (scale, code)
 //! pairs to count each element's pair in a small table, a piece at a time
 //! ([`Grouping::ByScaleByte`]). (Q5_1 and Q8_0 are decoded: Q5_1's scale and offset are distinct per
 //! block, and as two groups a block, unmerged, it measured 0.67x; Q8_0's 256 codes per 32
 //! elements would cost a count each.)
 
-use super::by_scale::{ByScale, AHEAD};
+use super::by_scale::{ByScale, ScaleOf, AHEAD};
 use super::nibbles::{self, Counter};
-use super::{f16_le, ggml, iquants, u16_at};
+use super::{f16_le, f16_to_f32, ggml, iquants, u16_at};
 
 /// The offset of formats whose decoder adds none: `x + (−0.0) == x` for every `x`.
 const NO_OFFSET: f32 = -0.0;
@@ -105,20 +104,17 @@ pub type QuadsFn = fn(src: &[u8], out: &mut Vec<Quad>);
 #[derive(Clone, Copy, Debug)]
 pub enum Grouping {
     Groups(GroupsFn),
-    /// Groups of one scale per block and no offset, the scale an `f16` or `E8M0`: a piece holds
-    /// few distinct ones, so the groups are merged by scale before they are counted
-    /// ([`super::by_scale`]). (Groups of two scales per block, or a scale and an offset, have
+    /// Blocks of one group under one scale (an `f16` or an `E8M0` byte) and no offset: a piece
+    /// holds few distinct scales, so the blocks are merged by their scale's stored bits as they
+    /// are counted ([`super::by_scale`]). (Blocks of two scales, or a scale and an offset, have
     /// too many distinct keys: Q4_1, Q4_K, IQ4_XS and IQ1_S ran at 0.4-0.5x so.)
-    ByScale(GroupsFn),
-    /// As [`Grouping::ByScale`] for blocks of 32 codes of one table under one `f16` scale
-    /// (Q4_0, IQ4_NL), merged by the scale's bits as they are counted, not the scale converted
-    /// and checked (whole tensors 1.21x), nor the counts stored between (1.3x).
-    ByScaleSingles {
+    ByScale {
         merged: MergedFn<1>,
         /// The same blocks as groups, for pieces too small to merge (a sample's).
         groups: GroupsFn,
     },
-    /// As [`Grouping::ByScaleSingles`] for blocks of 32 codes of two tables (Q5_0).
+    /// As [`Grouping::ByScale`] for blocks of two groups under one scale (Q5_0's 32 codes of
+    /// five bits, halves `0..16` and `16..32`).
     ByScalePairs {
         merged: MergedFn<2>,
         /// The same blocks as groups, two a block.
@@ -136,9 +132,9 @@ pub enum Grouping {
 /// In this table and [`SIGN`], the entries past the codes that occur (their counts always zero)
 /// hold distinct values: every entry's count is added to its value's bucket, and twelve adds
 /// to one bucket back to back wait on each other (such groups took 3x as long).
-static MINUS_1: [f32; 16] = widen(&[-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+static MINUS_1: [[f32; 16]; 1] = [widen(&[-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])];
 /// Q1_0's sign bit: code 0 is `−1`, code 1 is `+1`.
-static SIGN: [f32; 16] = widen(&[-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+static SIGN: [[f32; 16]; 1] = [widen(&[-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])];
 /// The codes as they are: Q4_K and Q4_1.
 static IDENTITY: [f32; 16] = widen(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 /// `q − 8`: Q4_0.
@@ -151,7 +147,7 @@ pub static MINUS_16: [[f32; 16]; 2] = [
 /// IQ4_NL's and IQ4_XS's levels.
 pub static IQ4: [[f32; 16]; 1] = [widen(&super::iq_tables::KVALUES_IQ4NL)];
 /// MXFP4's doubled E2M1 values.
-static FP4: [f32; 16] = widen(&ggml::FP4_DOUBLED);
+static FP4: [[f32; 16]; 1] = [widen(&ggml::FP4_DOUBLED)];
 
 /// A table of small integers as `f32` (each exact).
 const fn widen(t: &[i8; 16]) -> [f32; 16] {
@@ -354,41 +350,110 @@ fn q3_k_with(src: &[u8], out: &mut Vec<Quad>, counts: impl Fn(&[u8; 110]) -> [[[
     }
 }
 
+/// Blocks of `B` bytes, one group each of `tables` under the `f16` scale stored at byte `AT`,
+/// as `counts` counts them: merged by the scale's bits. (`counts` is a function pointer, a
+/// constant once this is inlined, so its `#[inline(always)]` body is inlined too: taken as an
+/// `impl Fn`, TQ1_0's was called through its `Fn` shim, its counts handed back through memory,
+/// and the histogram took 1.3x as long.)
+#[inline(always)]
+fn merged_blocks<const B: usize, const AT: usize>(
+    src: &[u8],
+    out: &mut ByScale<1>,
+    tables: &'static [[f32; 16]; 1],
+    counts: fn(&[u8; B]) -> [u16; 16],
+) {
+    let kind = out.begin(tables, f16_to_f32);
+    let blocks = src.as_chunks::<B>().0;
+    for (n, b) in blocks.iter().enumerate() {
+        if let Some(ahead) = blocks.get(n + AHEAD) {
+            out.prefetch(usize::from(u16_at(ahead, AT)));
+        }
+        out.merge(usize::from(u16_at(b, AT)), [counts(b)], kind);
+    }
+}
+
+/// Blocks of `B` bytes, one group each of `tables` under the `f16` scale stored at byte `AT`,
+/// as `counts` counts them: as groups.
+#[inline(always)]
+fn blocks_as_groups<const B: usize, const AT: usize>(
+    src: &[u8],
+    out: &mut Vec<Group>,
+    tables: &'static [[f32; 16]; 1],
+    counts: fn(&[u8; B]) -> [u16; 16],
+) {
+    for b in src.as_chunks::<B>().0 {
+        out.push(Group::new(f16_le(&b[AT..]), NO_OFFSET, &tables[0], counts(b)));
+    }
+}
+
+/// TQ2_0's counts of its 256 codes of 2 bits.
+#[inline(always)]
+fn tq2_0_counts(b: &[u8; 66]) -> [u16; 16] {
+    counts4(count2(b[..64].as_chunks::<8>().0))
+}
 popcount_groups!(
     /// TQ2_0: `(q − 1) · d`, 256 codes of 2 bits.
-    tq2_0 = tq2_0_with
+    tq2_0 = tq2_0_merged,
+    ByScale<1>
 );
 #[inline(always)]
-fn tq2_0_with(src: &[u8], out: &mut Vec<Group>) {
-    for b in src.as_chunks::<66>().0 {
-        let counts = counts4(count2(b[..64].as_chunks::<8>().0));
-        out.push(Group::new(f16_le(&b[64..]), NO_OFFSET, &MINUS_1, counts));
-    }
+fn tq2_0_merged(src: &[u8], out: &mut ByScale<1>) {
+    merged_blocks::<66, 64>(src, out, &MINUS_1, tq2_0_counts)
+}
+popcount_groups!(
+    /// TQ2_0's blocks as groups.
+    tq2_0_groups = tq2_0_as_groups
+);
+#[inline(always)]
+fn tq2_0_as_groups(src: &[u8], out: &mut Vec<Group>) {
+    blocks_as_groups::<66, 64>(src, out, &MINUS_1, tq2_0_counts)
 }
 
+/// Q2_0's counts of its 64 codes of 2 bits.
+#[inline(always)]
+fn q2_0_counts(b: &[u8; 18]) -> [u16; 16] {
+    counts4(count2(b[2..].as_chunks::<8>().0))
+}
 popcount_groups!(
     /// Q2_0: `(q − 1) · d`, 64 codes of 2 bits.
-    q2_0 = q2_0_with
+    q2_0 = q2_0_merged,
+    ByScale<1>
 );
 #[inline(always)]
-fn q2_0_with(src: &[u8], out: &mut Vec<Group>) {
-    for b in src.as_chunks::<18>().0 {
-        let counts = counts4(count2(b[2..].as_chunks::<8>().0));
-        out.push(Group::new(f16_le(b), NO_OFFSET, &MINUS_1, counts));
-    }
+fn q2_0_merged(src: &[u8], out: &mut ByScale<1>) {
+    merged_blocks::<18, 0>(src, out, &MINUS_1, q2_0_counts)
+}
+popcount_groups!(
+    /// Q2_0's blocks as groups.
+    q2_0_groups = q2_0_as_groups
+);
+#[inline(always)]
+fn q2_0_as_groups(src: &[u8], out: &mut Vec<Group>) {
+    blocks_as_groups::<18, 0>(src, out, &MINUS_1, q2_0_counts)
 }
 
+/// Q1_0's counts of its 128 sign bits.
+#[inline(always)]
+fn q1_0_counts(b: &[u8; 18]) -> [u16; 16] {
+    let ones: u32 = b[2..].as_chunks::<8>().0.iter().map(|w| u64::from_le_bytes(*w).count_ones()).sum();
+    counts4([128 - ones as u16, ones as u16, 0, 0])
+}
 popcount_groups!(
     /// Q1_0: `±d`, 128 sign bits.
-    q1_0 = q1_0_with
+    q1_0 = q1_0_merged,
+    ByScale<1>
 );
 #[inline(always)]
-fn q1_0_with(src: &[u8], out: &mut Vec<Group>) {
-    for b in src.as_chunks::<18>().0 {
-        let ones: u32 = b[2..].as_chunks::<8>().0.iter().map(|w| u64::from_le_bytes(*w).count_ones()).sum();
-        let counts = counts4([128 - ones as u16, ones as u16, 0, 0]);
-        out.push(Group::new(f16_le(b), NO_OFFSET, &SIGN, counts));
-    }
+fn q1_0_merged(src: &[u8], out: &mut ByScale<1>) {
+    merged_blocks::<18, 0>(src, out, &SIGN, q1_0_counts)
+}
+popcount_groups!(
+    /// Q1_0's blocks as groups.
+    q1_0_groups = q1_0_as_groups
+);
+#[inline(always)]
+fn q1_0_as_groups(src: &[u8], out: &mut Vec<Group>) {
+    blocks_as_groups::<18, 0>(src, out, &SIGN, q1_0_counts)
 }
 
 /// Per byte of TQ1_0's `qs` (`N` = 5 trits) or `qh` (4): how many of its trits are 0, 1 and 2,
@@ -409,15 +474,23 @@ const fn trit_counts<const N: usize>() -> [u64; 256] {
 static TRITS_OF_QS: [u64; 256] = trit_counts::<5>();
 static TRITS_OF_QH: [u64; 256] = trit_counts::<4>();
 
-/// TQ1_0: `(t − 1) · d`, 256 trits packed five (`qs`) or four (`qh`) to a byte.
-pub(super) fn tq1_0(src: &[u8], out: &mut Vec<Group>) {
-    for b in src.as_chunks::<54>().0 {
-        let qs: u64 = b[..48].iter().map(|&q| TRITS_OF_QS[usize::from(q)]).sum();
-        let qh: u64 = b[48..52].iter().map(|&q| TRITS_OF_QH[usize::from(q)]).sum();
-        let all = qs + qh;
-        let counts = counts4([all as u16, (all >> 16) as u16, (all >> 32) as u16, 0]);
-        out.push(Group::new(f16_le(&b[52..]), NO_OFFSET, &MINUS_1, counts));
-    }
+/// TQ1_0's counts of its 256 trits, packed five (`qs`) or four (`qh`) to a byte.
+#[inline(always)]
+fn tq1_0_counts(b: &[u8; 54]) -> [u16; 16] {
+    let qs: u64 = b[..48].iter().map(|&q| TRITS_OF_QS[usize::from(q)]).sum();
+    let qh: u64 = b[48..52].iter().map(|&q| TRITS_OF_QH[usize::from(q)]).sum();
+    let all = qs + qh;
+    counts4([all as u16, (all >> 16) as u16, (all >> 32) as u16, 0])
+}
+
+/// TQ1_0: `(t − 1) · d`, 256 trits.
+pub(super) fn tq1_0(src: &[u8], out: &mut ByScale<1>) {
+    merged_blocks::<54, 52>(src, out, &MINUS_1, tq1_0_counts)
+}
+
+/// TQ1_0's blocks as groups.
+pub(super) fn tq1_0_groups(src: &[u8], out: &mut Vec<Group>) {
+    blocks_as_groups::<54, 52>(src, out, &MINUS_1, tq1_0_counts)
 }
 
 /// IQ1_S's levels: a grid value (−1, 0 or 1, as code 0, 1, 2) plus the sub-block's delta, as its
@@ -609,14 +682,21 @@ fn pairs<C: Counter, const B: usize, const AT: usize>(
     }
 }
 
-/// Blocks of 18 bytes, an `f16` scale and 16 code bytes of `tables`, counted two at a time and
-/// merged by their scales' bits (Q4_0, IQ4_NL).
+/// Blocks of `B` bytes whose 16 code bytes of `tables` start at `AT`, counted two at a time and
+/// merged by their scale's stored bits, which `key` takes from a block (standing for scale
+/// `scale_of(key)`): Q4_0, IQ4_NL, MXFP4.
 #[inline(always)]
-fn merged_singles<C: Counter>(src: &[u8], out: &mut ByScale<1>, tables: &'static [[f32; 16]; 1]) {
-    let codes = |b: &[u8; 18]| -> [u8; 16] { b[2..].try_into().expect("16 code bytes") };
-    let scale = |b: &[u8; 18]| usize::from(u16_at(b, 0));
-    let tables = out.begin(tables);
-    let (blocks, _) = src.as_chunks::<18>();
+fn merged_singles<C: Counter, const B: usize, const AT: usize>(
+    src: &[u8],
+    out: &mut ByScale<1>,
+    tables: &'static [[f32; 16]; 1],
+    scale_of: ScaleOf,
+    key: impl Fn(&[u8; B]) -> u16,
+) {
+    let codes = |b: &[u8; B]| -> [u8; 16] { b[AT..AT + 16].try_into().expect("16 code bytes") };
+    let scale = |b: &[u8; B]| usize::from(key(b));
+    let tables = out.begin(tables, scale_of);
+    let (blocks, _) = src.as_chunks::<B>();
     let (twos, rest) = blocks.as_chunks::<2>();
     for (n, [p, q]) in twos.iter().enumerate() {
         if let Some([a, b]) = twos.get(n + AHEAD / 2) {
@@ -639,7 +719,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn q4_0_merged<C: Counter>(src: &[u8], out: &mut ByScale<1>) {
-    merged_singles::<C>(src, out, &MINUS_8)
+    merged_singles::<C, 18, 2>(src, out, &MINUS_8, f16_to_f32, |b| u16_at(b, 0))
 }
 nibble_groups!(
     /// Q4_0's blocks as groups.
@@ -670,7 +750,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn q5_0_merged<C: Counter>(src: &[u8], out: &mut ByScale<2>) {
-    let tables = out.begin(&MINUS_16);
+    let tables = out.begin(&MINUS_16, f16_to_f32);
     let blocks = src.as_chunks::<22>().0;
     for (n, b) in blocks.iter().enumerate() {
         if let Some(ahead) = blocks.get(n + AHEAD) {
@@ -707,7 +787,7 @@ nibble_groups!(
 );
 #[inline(always)]
 fn iq4_nl_merged<C: Counter>(src: &[u8], out: &mut ByScale<1>) {
-    merged_singles::<C>(src, out, &IQ4)
+    merged_singles::<C, 18, 2>(src, out, &IQ4, f16_to_f32, |b| u16_at(b, 0))
 }
 nibble_groups!(
     /// IQ4_NL's blocks as groups.
@@ -719,12 +799,26 @@ fn iq4_nl_groups_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
 }
 
 nibble_groups!(
-    /// MXFP4: `fp4 · 2^(e − 127)`, the doubled values times half the scale.
-    mxfp4 = mxfp4_with
+    /// MXFP4: `fp4 · 2^(e − 127)`, the doubled values times half the scale, merged by the
+    /// scale's byte.
+    mxfp4 = mxfp4_merged,
+    ByScale<1>
 );
 #[inline(always)]
-fn mxfp4_with<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
-    pairs::<C, 17, 1>(src, out, &FP4, |p, q| [ggml::e8m0_half(p[0]), NO_OFFSET, ggml::e8m0_half(q[0]), NO_OFFSET])
+fn mxfp4_merged<C: Counter>(src: &[u8], out: &mut ByScale<1>) {
+    merged_singles::<C, 17, 1>(src, out, &FP4, e8m0_half_of, |b| u16::from(b[0]))
+}
+/// Half the scale an `E8M0` byte (a key below 256) stands for.
+fn e8m0_half_of(key: u16) -> f32 {
+    ggml::e8m0_half(key as u8)
+}
+nibble_groups!(
+    /// MXFP4's blocks as groups.
+    mxfp4_groups = mxfp4_as_groups
+);
+#[inline(always)]
+fn mxfp4_as_groups<C: Counter>(src: &[u8], out: &mut Vec<Group>) {
+    pairs::<C, 17, 1>(src, out, &FP4[0], |p, q| [ggml::e8m0_half(p[0]), NO_OFFSET, ggml::e8m0_half(q[0]), NO_OFFSET])
 }
 
 /// NVFP4: `fp4 · d` per 16 values, `d` an unsigned E4M3 scale byte. A block's values take at
@@ -761,7 +855,7 @@ pub(super) fn nvfp4(src: &[u8], out: &mut Vec<Group>) {
                 for (c, p) in counts.iter_mut().zip(part) {
                     *c -= u32::from(p);
                 }
-                out.push(Group::new(d, NO_OFFSET, &FP4, part));
+                out.push(Group::new(d, NO_OFFSET, &FP4[0], part));
             }
         }
     }
@@ -913,8 +1007,8 @@ pub(crate) mod tests {
                 let mut decoded: Vec<u32> = values.iter().map(|&v| bits(v)).collect();
                 decoded.sort_unstable();
                 let (n, got) = match groups_fn {
-                    Grouping::Groups(f) | Grouping::ByScale(f) | Grouping::ByScaleByte(f) => entries_of(f, &bytes),
-                    Grouping::ByScaleSingles { merged, groups } => merged_as_groups(merged, groups, &bytes),
+                    Grouping::Groups(f) | Grouping::ByScaleByte(f) => entries_of(f, &bytes),
+                    Grouping::ByScale { merged, groups } => merged_as_groups(merged, groups, &bytes),
                     Grouping::ByScalePairs { merged, groups } => merged_as_groups(merged, groups, &bytes),
                     Grouping::Quads(f) => entries_of(f, &bytes),
                 };

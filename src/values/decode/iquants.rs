@@ -129,7 +129,7 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_nl,
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
-    groups: Some(super::groups::Grouping::ByScaleSingles {
+    groups: Some(super::groups::Grouping::ByScale {
         merged: super::groups::iq4_nl,
         groups: super::groups::iq4_nl_groups,
     }),

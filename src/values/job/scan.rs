@@ -679,10 +679,9 @@ struct Steps {
 #[derive(Debug)]
 enum Batch {
     Groups(fn(&[u8], &mut Vec<Group>), Vec<Group>),
-    ByScale(fn(&[u8], &mut Vec<Group>), Vec<Group>, Box<ByScale>),
-    /// A type's blocks merged by their scales' bits as they are counted ([`Grouping::ByScaleSingles`]),
+    /// A type's blocks merged by their scales' bits as they are counted ([`Grouping::ByScale`]),
     /// and as groups, with a batch of them (for small pieces).
-    Singles(MergedFn<1>, GroupsFn, Vec<Group>, Box<ByScale<1>>),
+    ByScale(MergedFn<1>, GroupsFn, Vec<Group>, Box<ByScale<1>>),
     /// The same for blocks of two groups ([`Grouping::ByScalePairs`]).
     Pairs(MergedFn<2>, GroupsFn, Vec<Group>, Box<ByScale<2>>),
     Quads(fn(&[u8], &mut Vec<Quad>), Vec<Quad>),
@@ -695,8 +694,7 @@ impl Grouped {
         let batch_bytes = (GROUP_BATCH_ELEMS / codec.block_elems).max(1) * codec.block_bytes;
         let batch = match codec.groups? {
             Grouping::Groups(f) => Batch::Groups(f, Vec::new()),
-            Grouping::ByScale(f) => Batch::ByScale(f, Vec::new(), Box::default()),
-            Grouping::ByScaleSingles { merged, groups } => Batch::Singles(merged, groups, Vec::new(), Box::default()),
+            Grouping::ByScale { merged, groups } => Batch::ByScale(merged, groups, Vec::new(), Box::default()),
             Grouping::ByScalePairs { merged, groups } => Batch::Pairs(merged, groups, Vec::new(), Box::default()),
             Grouping::Quads(f) => Batch::Quads(f, Vec::new()),
             Grouping::ByScaleByte(f) => Batch::Piece(f, Vec::new()),
@@ -709,8 +707,7 @@ impl Grouped {
     /// Every piece was added: give back what only adding needs.
     fn release(&mut self) {
         match &mut self.batch {
-            Batch::ByScale(_, _, by_scale) => by_scale.release(),
-            Batch::Singles(.., by_scale) => by_scale.release(),
+            Batch::ByScale(.., by_scale) => by_scale.release(),
             Batch::Pairs(.., by_scale) => by_scale.release(),
             Batch::Groups(..) | Batch::Quads(..) | Batch::Piece(..) => {}
         }
@@ -719,19 +716,12 @@ impl Grouped {
     fn add(&mut self, h: &mut Histogram, bytes: &[u8]) {
         match &mut self.batch {
             Batch::Groups(f, batch) => in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b)),
-            // A small piece (a sample's) holds too few groups a scale for merging to pay.
-            Batch::ByScale(f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
+            // A small piece (a sample's) holds too few blocks a scale for merging to pay: its
+            // blocks are counted as their groups.
+            Batch::ByScale(_, f, batch, _) | Batch::Pairs(_, f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
                 in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b))
             }
-            Batch::ByScale(f, batch, by_scale) => {
-                in_batches(bytes, self.steps, *f, batch, |b| by_scale.add(b));
-                by_scale.count_with(|groups| add_groups(h, groups));
-            }
-            // A small piece's blocks are counted as their groups.
-            Batch::Singles(_, f, batch, _) | Batch::Pairs(_, f, batch, _) if bytes.len() < MERGED_PIECE_BYTES => {
-                in_batches(bytes, self.steps, *f, batch, |b| add_groups(h, b))
-            }
-            Batch::Singles(merge, .., by_scale) => {
+            Batch::ByScale(merge, .., by_scale) => {
                 in_steps(bytes, self.steps, |step| merge(step, by_scale));
                 by_scale.count_with(|groups| add_groups(h, groups));
             }
@@ -814,7 +804,7 @@ mod tests {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let key = |g: &Group| (g.a.to_bits(), g.b.to_bits(), g.table.as_ptr(), g.counts);
         for codec in crate::decode::groups::tests::GROUPED {
-            let Some(Grouping::Groups(f) | Grouping::ByScale(f)) = codec.groups else { continue };
+            let Some(Grouping::Groups(f) | Grouping::ByScale { groups: f, .. }) = codec.groups else { continue };
             let bytes = random_blocks(&codec, 333, &mut seed, false);
             let mut whole = Vec::new();
             f(&bytes, &mut whole);
@@ -900,12 +890,9 @@ mod tests {
     fn groups_merged_by_scale_give_the_value_histogram() {
         use crate::decode::groups::Grouping;
         let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let merged = crate::decode::groups::tests::GROUPED.into_iter().filter(|c| {
-            matches!(
-                c.groups,
-                Some(Grouping::ByScale(_) | Grouping::ByScaleSingles { .. } | Grouping::ByScalePairs { .. })
-            )
-        });
+        let merged = crate::decode::groups::tests::GROUPED
+            .into_iter()
+            .filter(|c| matches!(c.groups, Some(Grouping::ByScale { .. } | Grouping::ByScalePairs { .. })));
         let mut codecs = 0;
         for codec in merged {
             codecs += 1;
