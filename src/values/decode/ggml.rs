@@ -4,7 +4,7 @@
 //! Each decoder follows ggml's `dequantize_row_*` (and gguf-py's numpy port of it) operation
 //! for operation, so results agree bit for bit.
 
-use super::{bf16_le, f16_le, f32_le, groups, iquants, BlockCodec};
+use super::{bf16_le, f16_le, f16s_nonfinite, f32_le, groups, iquants, nonfinite_blocks, BlockCodec};
 use crate::gguf::GgmlType;
 
 /// Whether [`codec`] decodes `t` (without naming its decoder).
@@ -148,8 +148,13 @@ pub const Q4_0: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q4_0,
     scales: Some(scales_f16_at::<18, 0>),
     groups: Some(groups::Grouping::ByScale { merged: groups::q4_0, groups: groups::q4_0_groups }),
-    nonfinite: None,
+    nonfinite: Some(q4_0_nonfinite),
 };
+
+/// [`Q4_0`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q4_0_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<18, 32>(src, Q4_0.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// [`Q4_0`]'s decoder, portable (x86 and the wasm bundle run vector twins).
 #[inline(always)]
@@ -175,8 +180,13 @@ pub const Q4_1: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q4_1,
     scales: Some(scales_f16_at::<20, 0>),
     groups: Some(groups::Grouping::Groups(groups::q4_1)),
-    nonfinite: None,
+    nonfinite: Some(q4_1_nonfinite),
 };
+
+/// [`Q4_1`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q4_1_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<20, 32>(src, Q4_1.decode, |b| f16s_nonfinite(b, &[0, 2]))
+}
 
 /// [`Q4_1`]'s decoder, portable (x86 and the wasm bundle run vector twins).
 #[inline(always)]
@@ -206,8 +216,13 @@ pub const Q5_0: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q5_0,
     scales: Some(scales_f16_at::<22, 0>),
     groups: Some(groups::Grouping::ByScalePairs { merged: groups::q5_0, groups: groups::q5_0_groups }),
-    nonfinite: None,
+    nonfinite: Some(q5_0_nonfinite),
 };
+
+/// [`Q5_0`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q5_0_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<22, 32>(src, Q5_0.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// [`Q5_0`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -233,8 +248,13 @@ pub const Q5_1: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q5_1,
     scales: Some(scales_f16_at::<24, 0>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(q5_1_nonfinite),
 };
+
+/// [`Q5_1`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q5_1_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<24, 32>(src, Q5_1.decode, |b| f16s_nonfinite(b, &[0, 2]))
+}
 
 /// [`Q5_1`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -283,8 +303,13 @@ pub const Q8_0: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q8_0,
     scales: Some(scales_f16_at::<34, 0>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(q8_0_nonfinite),
 };
+
+/// [`Q8_0`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q8_0_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<34, 32>(src, Q8_0.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// `d, s: f16, qs: [i8; 32]` (`s = d * Σq`, ggml's activation format): `q * d`.
 pub const Q8_1: BlockCodec = BlockCodec {
@@ -296,8 +321,13 @@ pub const Q8_1: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q8_1,
     scales: Some(scales_f16_at::<36, 0>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(q8_1_nonfinite),
 };
+
+/// [`Q8_1`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q8_1_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<36, 32>(src, Q8_1.decode, |b| f16s_nonfinite(b, &[0, 2]))
+}
 
 /// `scales: [u8; 16], qs: [u8; 64], d, dmin: f16`: 2-bit `(d·sc) q − dmin·m` per 16 values.
 pub const Q2_K: BlockCodec = BlockCodec {
@@ -309,8 +339,13 @@ pub const Q2_K: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q2_k,
     scales: Some(scales_f16_at::<84, 80>),
     groups: Some(groups::Grouping::Quads(groups::q2_k)),
-    nonfinite: None,
+    nonfinite: Some(q2_k_nonfinite),
 };
+
+/// [`Q2_K`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q2_k_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<84, 256>(src, Q2_K.decode, |b| f16s_nonfinite(b, &[80, 82]))
+}
 
 /// [`Q2_K`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -367,8 +402,13 @@ pub const Q3_K: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q3_k,
     scales: Some(scales_f16_at::<110, 108>),
     groups: Some(groups::Grouping::Quads(groups::q3_k)),
-    nonfinite: None,
+    nonfinite: Some(q3_k_nonfinite),
 };
+
+/// [`Q3_K`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q3_k_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<110, 256>(src, Q3_K.decode, |b| f16s_nonfinite(b, &[108]))
+}
 
 /// [`Q3_K`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -428,8 +468,13 @@ pub const Q4_K: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q4_k,
     scales: Some(scales_f16_at::<144, 0>),
     groups: Some(groups::Grouping::Groups(groups::q4_k)),
-    nonfinite: None,
+    nonfinite: Some(q4_k_nonfinite),
 };
+
+/// [`Q4_K`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q4_k_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<144, 256>(src, Q4_K.decode, |b| f16s_nonfinite(b, &[0, 2]))
+}
 
 /// [`Q4_K`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -459,8 +504,13 @@ pub const Q5_K: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q5_k,
     scales: Some(scales_f16_at::<176, 0>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(q5_k_nonfinite),
 };
+
+/// [`Q5_K`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q5_k_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<176, 256>(src, Q5_K.decode, |b| f16s_nonfinite(b, &[0, 2]))
+}
 
 /// [`Q5_K`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -493,8 +543,13 @@ pub const Q6_K: BlockCodec = BlockCodec {
     decode: super::wasm_simd::q6_k,
     scales: Some(scales_f16_at::<210, 208>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(q6_k_nonfinite),
 };
+
+/// [`Q6_K`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q6_k_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<210, 256>(src, Q6_K.decode, |b| f16s_nonfinite(b, &[208]))
+}
 
 /// [`Q6_K`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -536,8 +591,16 @@ pub const Q8_K: BlockCodec = BlockCodec {
     },
     scales: Some(|src, out| out.extend(src.chunks_exact(292).map(f32_le))),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(q8_k_nonfinite),
 };
+
+/// [`Q8_K`]'s non-finite values: its `f32` scale times a code of at most 128 in magnitude
+/// overflows only past 2^120, so a scale from 2^113 up (or not finite) is decoded.
+fn q8_k_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<292, 256>(src, Q8_K.decode, |b| {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff >= 0x7800_0000
+    })
+}
 
 /// Ternary digit `n` (0..5) of a base-3 packed byte, as ggml extracts it: `((q·3ⁿ mod 256)·3) >> 8`.
 #[inline(always)]
@@ -557,8 +620,13 @@ pub const TQ1_0: BlockCodec = BlockCodec {
     decode: super::wasm_simd::tq1_0,
     scales: Some(scales_f16_at::<54, 52>),
     groups: Some(groups::Grouping::ByScale { merged: groups::tq1_0, groups: groups::tq1_0_groups }),
-    nonfinite: None,
+    nonfinite: Some(tq1_0_nonfinite),
 };
+
+/// [`TQ1_0`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn tq1_0_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<54, 256>(src, TQ1_0.decode, |b| f16s_nonfinite(b, &[52]))
+}
 
 /// `qs: [u8; 64], d: f16`: 2-bit ternary `(q − 1) * d`.
 pub const TQ2_0: BlockCodec = BlockCodec {
@@ -570,8 +638,13 @@ pub const TQ2_0: BlockCodec = BlockCodec {
     decode: super::wasm_simd::tq2_0,
     scales: Some(scales_f16_at::<66, 64>),
     groups: Some(groups::Grouping::ByScale { merged: groups::tq2_0, groups: groups::tq2_0_groups }),
-    nonfinite: None,
+    nonfinite: Some(tq2_0_nonfinite),
 };
+
+/// [`TQ2_0`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn tq2_0_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<66, 256>(src, TQ2_0.decode, |b| f16s_nonfinite(b, &[64]))
+}
 
 /// [`TQ1_0`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -631,8 +704,14 @@ pub const MXFP4: BlockCodec = BlockCodec {
     decode: super::wasm_simd::mxfp4,
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
     groups: Some(groups::Grouping::ByScale { merged: groups::mxfp4, groups: groups::mxfp4_groups }),
-    nonfinite: None,
+    nonfinite: Some(mxfp4_nonfinite),
 };
+
+/// [`MXFP4`]'s non-finite values: half its scale times a doubled E2M1 value of at most 12
+/// overflows only from `e = 253`, so scales from 250 up are decoded.
+fn mxfp4_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<17, 32>(src, MXFP4.decode, |b| b[0] >= 250)
+}
 
 /// [`MXFP4`]'s decoder, portable (the wasm bundle runs its vector twin).
 #[inline(always)]
@@ -692,8 +771,14 @@ pub const NVFP4: BlockCodec = BlockCodec {
         }
     }),
     groups: Some(groups::Grouping::ByScaleByte(groups::nvfp4)),
-    nonfinite: None,
+    nonfinite: Some(nvfp4_nonfinite),
 };
+
+/// [`NVFP4`]'s non-finite values: none, whatever its bytes (ggml reads every UE4M3 scale byte as
+/// a finite value, 0x7f as 0 and none past 480, times a value of at most 6).
+fn nvfp4_nonfinite(_: &[u8]) -> (u64, u64) {
+    (0, 0)
+}
 
 /// [`NVFP4`]'s decoder, portable (x86 and the wasm bundle run vector twins).
 #[inline(always)]
@@ -724,8 +809,13 @@ pub const Q1_0: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<18, 0>),
     groups: Some(groups::Grouping::ByScale { merged: groups::q1_0, groups: groups::q1_0_groups }),
-    nonfinite: None,
+    nonfinite: Some(q1_0_nonfinite),
 };
+
+/// [`Q1_0`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q1_0_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<18, 128>(src, Q1_0.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// `d: f16, qs: [u8; 16]`: 2-bit codes, `(q − 1) * d`.
 pub const Q2_0: BlockCodec = BlockCodec {
@@ -742,8 +832,13 @@ pub const Q2_0: BlockCodec = BlockCodec {
     },
     scales: Some(scales_f16_at::<18, 0>),
     groups: Some(groups::Grouping::ByScale { merged: groups::q2_0, groups: groups::q2_0_groups }),
-    nonfinite: None,
+    nonfinite: Some(q2_0_nonfinite),
 };
+
+/// [`Q2_0`]'s non-finite values: where its `f16` scales are finite, so are its values.
+fn q2_0_nonfinite(src: &[u8]) -> (u64, u64) {
+    nonfinite_blocks::<18, 64>(src, Q2_0.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@
 use super::iq_tables::{
     IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS, KVALUES_IQ4NL,
 };
-use super::{f16_le, u16_at, BlockCodec};
+use super::{f16_le, f16s_nonfinite, u16_at, BlockCodec};
 
 /// Elements in a super-block (ggml's `QK_K`).
 const QK_K: usize = 256;
@@ -39,8 +39,13 @@ pub const IQ1_S: BlockCodec = BlockCodec {
     decode: iq1_s_plain,
     scales: Some(leading_f16_scales::<IQ1_S_BYTES>),
     groups: Some(super::groups::Grouping::Groups(super::groups::iq1_s)),
-    nonfinite: None,
+    nonfinite: Some(iq1_s_nonfinite),
 };
+
+/// [`IQ1_S`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq1_s_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ1_S_BYTES, QK_K>(src, IQ1_S.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// IQ1_M (type 29): 1.75 bits per weight; `d` is assembled from the top nibbles of the scales.
 pub const IQ1_M: BlockCodec = BlockCodec {
@@ -52,8 +57,13 @@ pub const IQ1_M: BlockCodec = BlockCodec {
     decode: iq1_m_plain,
     scales: Some(|src, out| out.extend(src.as_chunks::<IQ1_M_BYTES>().0.iter().map(iq1_m_scale))),
     groups: Some(super::groups::Grouping::Quads(super::groups::iq1_m)),
-    nonfinite: None,
+    nonfinite: Some(iq1_m_nonfinite),
 };
+
+/// [`IQ1_M`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq1_m_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ1_M_BYTES, QK_K>(src, IQ1_M.decode, |b| !iq1_m_scale(b).is_finite())
+}
 
 /// IQ2_XXS (type 16): 2.0625 bits per weight.
 pub const IQ2_XXS: BlockCodec = BlockCodec {
@@ -65,8 +75,13 @@ pub const IQ2_XXS: BlockCodec = BlockCodec {
     decode: iq2_xxs_plain,
     scales: Some(leading_f16_scales::<IQ2_XXS_BYTES>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(iq2_xxs_nonfinite),
 };
+
+/// [`IQ2_XXS`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq2_xxs_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ2_XXS_BYTES, QK_K>(src, IQ2_XXS.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// IQ2_XS (type 17): 2.3125 bits per weight.
 pub const IQ2_XS: BlockCodec = BlockCodec {
@@ -78,8 +93,13 @@ pub const IQ2_XS: BlockCodec = BlockCodec {
     decode: iq2_xs_plain,
     scales: Some(leading_f16_scales::<IQ2_XS_BYTES>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(iq2_xs_nonfinite),
 };
+
+/// [`IQ2_XS`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq2_xs_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ2_XS_BYTES, QK_K>(src, IQ2_XS.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// IQ2_S (type 22): 2.5625 bits per weight.
 pub const IQ2_S: BlockCodec = BlockCodec {
@@ -91,8 +111,13 @@ pub const IQ2_S: BlockCodec = BlockCodec {
     decode: iq2_s_plain,
     scales: Some(leading_f16_scales::<IQ2_S_BYTES>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(iq2_s_nonfinite),
 };
+
+/// [`IQ2_S`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq2_s_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ2_S_BYTES, QK_K>(src, IQ2_S.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// IQ3_XXS (type 18): 3.0625 bits per weight.
 pub const IQ3_XXS: BlockCodec = BlockCodec {
@@ -104,8 +129,13 @@ pub const IQ3_XXS: BlockCodec = BlockCodec {
     decode: iq3_xxs_plain,
     scales: Some(leading_f16_scales::<IQ3_XXS_BYTES>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(iq3_xxs_nonfinite),
 };
+
+/// [`IQ3_XXS`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq3_xxs_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ3_XXS_BYTES, QK_K>(src, IQ3_XXS.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// IQ3_S (type 21): 3.4375 bits per weight.
 pub const IQ3_S: BlockCodec = BlockCodec {
@@ -117,8 +147,13 @@ pub const IQ3_S: BlockCodec = BlockCodec {
     decode: iq3_s_plain,
     scales: Some(leading_f16_scales::<IQ3_S_BYTES>),
     groups: None,
-    nonfinite: None,
+    nonfinite: Some(iq3_s_nonfinite),
 };
+
+/// [`IQ3_S`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq3_s_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ3_S_BYTES, QK_K>(src, IQ3_S.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// IQ4_NL (type 20): 32 values on the non-linear 4-bit grid with one `f16` scale.
 pub const IQ4_NL: BlockCodec = BlockCodec {
@@ -133,8 +168,13 @@ pub const IQ4_NL: BlockCodec = BlockCodec {
         merged: super::groups::iq4_nl,
         groups: super::groups::iq4_nl_groups,
     }),
-    nonfinite: None,
+    nonfinite: Some(iq4_nl_nonfinite),
 };
+
+/// [`IQ4_NL`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq4_nl_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ4_NL_BYTES, QK4_NL>(src, IQ4_NL.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// IQ4_XS (type 23): IQ4_NL's grid in super-blocks with 6-bit sub-block scales.
 pub const IQ4_XS: BlockCodec = BlockCodec {
@@ -146,8 +186,13 @@ pub const IQ4_XS: BlockCodec = BlockCodec {
     decode: super::wasm_simd::iq4_xs,
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),
     groups: Some(super::groups::Grouping::Groups(super::groups::iq4_xs)),
-    nonfinite: None,
+    nonfinite: Some(iq4_xs_nonfinite),
 };
+
+/// [`IQ4_XS`]'s non-finite values: where its `f16` scale is finite, so are its values.
+fn iq4_xs_nonfinite(src: &[u8]) -> (u64, u64) {
+    super::nonfinite_blocks::<IQ4_XS_BYTES, QK_K>(src, IQ4_XS.decode, |b| f16s_nonfinite(b, &[0]))
+}
 
 /// The portable decoder `$name` of blocks decoded by `$block`, compiled again for the widest
 /// vectors natively ([`widest!`]).

@@ -54,7 +54,7 @@ mod x86_simd;
 pub type DecodeFn = fn(src: &[u8], dst: &mut [f32]);
 /// Appends each block's scale values.
 pub type ScalesFn = fn(src: &[u8], out: &mut Vec<f32>);
-/// Counts the NaN and the infinite values of `src`'s whole values from their bits: `(nan, inf)`.
+/// Counts the NaN and the infinite values of `src`'s whole blocks from their bits: `(nan, inf)`.
 pub type NonFiniteFn = fn(src: &[u8]) -> (u64, u64);
 
 /// How one GGML block type decodes.
@@ -71,8 +71,9 @@ pub struct BlockCodec {
     /// The blocks as groups of counted codes, for types whose groups hold fewer distinct codes
     /// than elements ([`groups`]).
     pub groups: Option<groups::Grouping>,
-    /// For floats whose decoding keeps every value's class (NaN, infinite, finite): the
-    /// non-finite values counted from their bits, without decoding.
+    /// The non-finite values counted from the stored bits: for floats whose decoding keeps
+    /// every value's class (NaN, infinite, finite), from each value's; for block types, from
+    /// their scales', decoding only the blocks whose scales may make one ([`nonfinite_blocks`]).
     pub nonfinite: Option<NonFiniteFn>,
 }
 
@@ -108,6 +109,36 @@ fn count_nonfinite<const W: usize>(src: &[u8], inf: u32, bits: impl Fn(&[u8; W])
         infinite += u64::from(i);
     }
     (nan, infinite)
+}
+
+/// `(nan, inf)` of the values of `src`'s whole blocks of `B` bytes, `E` values each, of a block
+/// type whose values are all finite unless `suspect(block)`: a scale that is not finite, or one
+/// large enough to overflow, as few blocks have. Only those blocks are decoded (by `decode`, so
+/// their values' classes are the decoder's): a scan of the others reads a scale a block, at the
+/// speed of memory, not of decoding.
+#[inline(always)]
+pub(crate) fn nonfinite_blocks<const B: usize, const E: usize>(
+    src: &[u8],
+    decode: DecodeFn,
+    suspect: impl Fn(&[u8; B]) -> bool,
+) -> (u64, u64) {
+    let (mut nan, mut inf) = (0, 0);
+    let mut values = [0f32; E];
+    for b in src.as_chunks::<B>().0 {
+        if suspect(b) {
+            decode(b, &mut values);
+            nan += values.iter().filter(|v| v.is_nan()).count() as u64;
+            inf += values.iter().filter(|v| v.is_infinite()).count() as u64;
+        }
+    }
+    (nan, inf)
+}
+
+/// Whether any of the little-endian `f16`s at `b[at..at + 2]`, for each `at` of `ats`, is an
+/// infinity or a NaN.
+#[inline(always)]
+pub(crate) fn f16s_nonfinite(b: &[u8], ats: &[usize]) -> bool {
+    ats.iter().any(|&at| u16_at(b, at) & 0x7c00 == 0x7c00)
 }
 
 /// [`NonFiniteFn`] of `f32`.
@@ -214,7 +245,7 @@ mod tests {
 
     /// `(nan, inf)` of `src` decoded by `codec`.
     fn decoded(codec: &BlockCodec, src: &[u8]) -> (u64, u64) {
-        let mut v = vec![0f32; src.len() / codec.block_bytes];
+        let mut v = vec![0f32; src.len() / codec.block_bytes * codec.block_elems];
         (codec.decode)(src, &mut v);
         let nan = v.iter().filter(|x| x.is_nan()).count() as u64;
         (nan, v.iter().filter(|x| x.is_infinite()).count() as u64)
@@ -308,8 +339,41 @@ mod tests {
         assert_eq!(&v[..4], [f32::MAX, -f32::MAX, 0.0, 0.0]);
         assert_eq!(decoded(&ggml::F64, &bytes), (3, 2), "decoded values keep each class but 1e-300's");
         // Types whose decoding can change a value's class are decoded.
-        for codec in [ggml::I16, ggml::Q8_0, st_dtypes::codec(crate::safetensors::Dtype::F8_E4M3)] {
+        for codec in [ggml::I16, st_dtypes::codec(crate::safetensors::Dtype::F8_E4M3)] {
             assert!(codec.nonfinite.is_none());
         }
+    }
+
+    /// Every block type counted from its scales' bits counts what its decoded values hold, block
+    /// by block and all together: over random bytes (scales of every size, the largest with the
+    /// largest codes), and over blocks whose every byte is one value (scales of all ones: NaN or,
+    /// for MXFP4, the largest power of two).
+    #[test]
+    fn block_types_nonfinite_counts_from_scales_equal_the_decoded_values_classes() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 24) as u8
+        };
+        let mut types = 0;
+        for t in crate::gguf::GgmlType::all() {
+            let Some(codec) = ggml::codec(t).filter(|c| c.block_elems > 1) else { continue };
+            let count = codec.nonfinite.unwrap_or_else(|| panic!("{t:?}: block types count from their scales"));
+            types += 1;
+            let bb = codec.block_bytes;
+            let mut bytes: Vec<u8> = (0..bb * 3000).map(|_| next()).collect();
+            for (k, fill) in [0x7cu8, 0x7e, 0xfc, 0xff, 0xfd, 0xfa, 0x7b].into_iter().enumerate() {
+                bytes[bb * 7 * k..bb * (7 * k + 1)].fill(fill);
+            }
+            for block in bytes.chunks(bb) {
+                assert_eq!(count(block), decoded(&codec, block), "{t:?}: {block:?}");
+            }
+            let all = count(&bytes);
+            assert_eq!(all, decoded(&codec, &bytes), "{t:?}");
+            assert!(t.name() == "NVFP4" || all != (0, 0), "{t:?}: some blocks hold a NaN or an infinity");
+        }
+        assert_eq!(types, 27, "block types");
     }
 }

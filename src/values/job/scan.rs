@@ -369,16 +369,17 @@ impl Sink for NonFiniteSink {
 }
 
 /// The NaN/Inf count of one tensor stored as a codec: from the stored bits where the codec can
-/// (f32, f16, bf16), else from the decoded values.
+/// (floats from each value's, block types from their scales'), else from the decoded values.
 #[derive(Default)]
 pub struct NonFiniteScan {
     pub counts: NonFiniteSink,
-    bits: Option<(crate::decode::NonFiniteFn, usize)>,
+    /// The codec's count from bits, its block's bytes and values.
+    bits: Option<(crate::decode::NonFiniteFn, usize, usize)>,
 }
 
 impl NonFiniteScan {
     pub fn for_codec(codec: &BlockCodec) -> Self {
-        let bits = codec.nonfinite.filter(|_| codec.block_elems == 1).map(|f| (f, codec.block_bytes));
+        let bits = codec.nonfinite.map(|f| (f, codec.block_bytes, codec.block_elems));
         NonFiniteScan { counts: NonFiniteSink::default(), bits }
     }
 }
@@ -393,7 +394,7 @@ impl Sink for NonFiniteScan {
     }
 
     fn raw(&mut self, bytes: &[u8]) {
-        if let Some((count, width)) = self.bits {
+        if let Some((count, width, elems)) = self.bits {
             // A step at a time after asking for its bytes ahead, as blocks are decoded: F32's scan
             // 1.4x, F16's and BF16's 1.3x.
             let (mut nan, mut inf) = (0, 0);
@@ -403,7 +404,7 @@ impl Sink for NonFiniteScan {
                 nan += n;
                 inf += i;
             }
-            self.counts.values += (bytes.len() / width) as u64;
+            self.counts.values += (bytes.len() / width * elems) as u64;
             self.counts.nan += nan;
             self.counts.inf += inf;
         }
