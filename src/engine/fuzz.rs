@@ -58,6 +58,12 @@ pub fn decode_values(data: &[u8]) {
     let whole = bytes.len() / codec.block_bytes * codec.block_bytes;
     let mut values = vec![0f32; whole / codec.block_bytes * codec.block_elems];
     (codec.decode)(&bytes[..whole], &mut values);
+    // A block type's NaN and infinities counted from its scales are those its values hold.
+    if let Some(count) = codec.nonfinite.filter(|_| codec.block_elems > 1) {
+        let nan = values.iter().filter(|v| v.is_nan()).count() as u64;
+        let inf = values.iter().filter(|v| v.is_infinite()).count() as u64;
+        assert_eq!(count(&bytes[..whole]), (nan, inf), "type {which}: non-finite values from the scales");
+    }
     let mut h = Histogram::default();
     h.add(&values);
     let bins = 1 + usize::from(which % 64);
