@@ -126,12 +126,22 @@ pub(crate) fn nonfinite_blocks<const B: usize, const E: usize>(
     let mut values = [0f32; E];
     for b in src.as_chunks::<B>().0 {
         if suspect(b) {
-            decode(b, &mut values);
-            nan += values.iter().filter(|v| v.is_nan()).count() as u64;
-            inf += values.iter().filter(|v| v.is_infinite()).count() as u64;
+            let (n, i) = decoded_nonfinite(decode, b, &mut values);
+            nan += n;
+            inf += i;
         }
     }
     (nan, inf)
+}
+
+/// `(nan, inf)` of `block` decoded into `values`: one copy for every type (a rare block's), not
+/// one per type in the workers' bundle.
+#[cold]
+#[inline(never)]
+fn decoded_nonfinite(decode: DecodeFn, block: &[u8], values: &mut [f32]) -> (u64, u64) {
+    decode(block, values);
+    let nan = values.iter().filter(|v| v.is_nan()).count() as u64;
+    (nan, values.iter().filter(|v| v.is_infinite()).count() as u64)
 }
 
 /// Whether any of the little-endian `f16`s at `b[at..at + 2]`, for each `at` of `ats`, is an
