@@ -180,11 +180,12 @@ impl InPlace for LocalFiles<'_> {
     fn bytes(&mut self, file: usize, range: ByteRange) -> Result<&[u8], String> {
         let path = self.paths.get(file).copied().unwrap_or_default();
         let follows = self.last_end.replace((file, range.end)) == Some((file, range.start));
-        if matches!(self.open(file)?, Local::Mapped(_)) && self.shared.is_some() {
+        self.open(file)?;
+        if self.shared.is_some() && matches!(self.open, Some((_, Local::Mapped(_)))) {
             let (start, end) = self.lent.unwrap_or((range.start, range.end));
             self.lent = Some((start.min(range.start), end.max(range.end)));
         }
-        match self.open(file)? {
+        match &mut self.open.as_mut().expect("opened just now").1 {
             Local::Mapped(map) => {
                 let (start, end) = (usize::try_from(range.start), usize::try_from(range.end));
                 match (start, end) {

@@ -93,9 +93,13 @@ pub fn decode_values(data: &[u8]) {
         // Added in two calls, so a slot's items span them.
         let mut m = Histogram::default();
         let merged = match codec.groups {
-            Some(Grouping::ByScale { merged, .. }) => merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m),
+            Some(Grouping::ByScale { merged, .. }) => {
+                merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m);
+                true
+            }
             Some(Grouping::ByScalePairs { merged, .. }) => {
-                merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m)
+                merged_in_two(merged, &bytes[..whole], codec.block_bytes, &mut m);
+                true
             }
             _ => false,
         };
@@ -119,13 +123,12 @@ fn merged_in_two<const H: usize>(
     bytes: &[u8],
     block_bytes: usize,
     h: &mut super::histogram::Histogram,
-) -> bool {
+) {
     let half = bytes.len() / block_bytes / 2 * block_bytes;
     let mut merger = super::by_scale::ByScale::<H>::default();
     merged(&bytes[..half], &mut merger);
     merged(&bytes[half..], &mut merger);
     merger.count_with(|groups| super::codes::add_groups(h, groups));
-    true
 }
 
 fn decode(name: &str, data: &[u8], chunk: u64) -> Parsed {

@@ -140,8 +140,18 @@ pub(crate) fn nonfinite_blocks<const B: usize, const E: usize>(
 #[inline(never)]
 fn decoded_nonfinite(decode: DecodeFn, block: &[u8], values: &mut [f32]) -> (u64, u64) {
     decode(block, values);
-    let nan = values.iter().filter(|v| v.is_nan()).count() as u64;
-    (nan, values.iter().filter(|v| v.is_infinite()).count() as u64)
+    nonfinite_of(values)
+}
+
+/// `(nan, inf)` of decoded `values`: one pass where all are finite (as nearly all are), a second
+/// for the NaN only where some are not.
+pub fn nonfinite_of(values: &[f32]) -> (u64, u64) {
+    let bad = values.iter().filter(|v| !v.is_finite()).count();
+    if bad == 0 {
+        return (0, 0);
+    }
+    let nan = values.iter().filter(|v| v.is_nan()).count();
+    (nan as u64, (bad - nan) as u64)
 }
 
 /// Whether any of the little-endian `f16`s at `b[at..at + 2]`, for each `at` of `ats`, is an

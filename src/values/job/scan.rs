@@ -359,12 +359,9 @@ pub struct NonFiniteSink {
 impl Sink for NonFiniteSink {
     fn values(&mut self, _first_elem: u64, values: &[f32]) {
         self.values += values.len() as u64;
-        let bad = values.iter().filter(|v| !v.is_finite()).count();
-        if bad > 0 {
-            let nan = values.iter().filter(|v| v.is_nan()).count();
-            self.nan += nan as u64;
-            self.inf += (bad - nan) as u64;
-        }
+        let (nan, inf) = crate::decode::nonfinite_of(values);
+        self.nan += nan;
+        self.inf += inf;
     }
 }
 
