@@ -2,7 +2,7 @@
 //! 4 rows of 4096 weight-like values quantized by ggml's own quantizers, and `expected.json` the
 //! statistics of ggml's own dequantization of them (gguf-py's, to the bit, where it decodes the
 //! type); both written by `tests/fixtures/make_ggml_blocks.py`. The histogram (counted by group
-//! and code, or decoded) and the export must give ggml's values.
+//! and code, or decoded), the export and the NaN/Inf scan must give ggml's values.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -50,5 +50,13 @@ fn every_block_type_reads_as_ggml_dequantizes_it() {
         let ours: Vec<u32> = values[..first.len()].iter().map(|v| v.to_bits()).collect();
         assert_eq!(ours, first, "{name}: first values, exported");
         assert_eq!(values.len() as u64, want["count"].as_u64().unwrap(), "{name}: exported count");
+        // The scan counts the values and their NaN and infinities (from the blocks' scales) as
+        // ggml's dequantization holds them.
+        let (code, out, err) = common::run(&["check", path, "--scan", "--json"]);
+        assert!(code == 0 || code == 1, "{name}: {err}");
+        let scan = &serde_json::from_str::<Json>(&out).unwrap()["scan"][0];
+        for (k, w) in [("values", "count"), ("nan", "nan"), ("inf", "inf")] {
+            assert_eq!(scan[k], want[w], "{name}: scanned {k}");
+        }
     }
 }
