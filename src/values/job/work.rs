@@ -27,6 +27,8 @@ use crate::step::FeedError;
 const ORDER_PIECES: u64 = 64;
 /// Orders one tensor is cut into at most (64 per 64 GiB: past that, orders hold more pieces).
 const MAX_ORDERS: u64 = 1 << 16;
+/// Pieces the last orders of a tensor shared by several workers hold at most.
+const LAST_ORDER_PIECES: u64 = 8;
 
 /// A tensor as an order names it: enough to plan its reads again (its extent is checked anew).
 #[derive(Clone, Debug, PartialEq)]
@@ -376,18 +378,33 @@ impl Job for ScanUnits {
 }
 
 /// Pieces `0..plan.pieces` cut into ranges of at most `ORDER_PIECES` (64), at least `workers` of
-/// them when there are that many pieces (and one, empty, when there are none). Several workers
-/// get four orders each, to share a tensor evenly; one worker gets orders as large as they go,
-/// as each order's tables are set up, kept and joined apart.
+/// them when there are that many pieces (and one, empty, when there are none). One worker gets
+/// orders as large as they go, as each order's tables are set up, kept and joined apart. Several
+/// get orders that shrink as the pieces left do: each takes a `2 × workers`th of them, down to an
+/// eighth of a worker's share (at most [`LAST_ORDER_PIECES`]). The workers take orders as they
+/// finish the last, so the large first ones share the tensor and the small last ones even out
+/// the end (with orders all of an eighth of a share, one worker often ended an order behind the
+/// other: 4-5 ms of a 2-thread 64 MiB Q4_K or Q8_0 histogram).
 pub fn piece_ranges(plan: &Plan, workers: usize) -> Vec<Range<u64>> {
-    let per = match workers {
-        0 | 1 => ORDER_PIECES,
-        _ => plan.pieces.div_ceil(workers as u64 * 4).clamp(1, ORDER_PIECES),
-    };
+    let pieces = plan.pieces;
     // At most MAX_ORDERS orders, however many pieces a (claimed) size makes.
-    let per = per.max(plan.pieces.div_ceil(MAX_ORDERS));
-    let n = plan.pieces.div_ceil(per).max(1);
-    (0..n).map(|i| (i * per).min(plan.pieces)..((i + 1) * per).min(plan.pieces)).collect()
+    let fewest = pieces.div_ceil(MAX_ORDERS);
+    let workers = workers.max(1) as u64;
+    let least = match workers {
+        1 => ORDER_PIECES,
+        _ => (pieces.div_ceil(workers) / 8).clamp(1, LAST_ORDER_PIECES),
+    };
+    let (mut ranges, mut at) = (Vec::new(), 0);
+    while at < pieces {
+        let left = pieces - at;
+        let n = left.div_ceil(2 * workers).clamp(least, ORDER_PIECES).max(fewest).min(left);
+        ranges.push(at..at + n);
+        at += n;
+    }
+    if ranges.is_empty() {
+        ranges.push(0..0);
+    }
+    ranges
 }
 
 #[cfg(test)]
@@ -431,18 +448,22 @@ mod tests {
         }
     }
 
-    /// One worker takes a tensor in orders as large as they go; several share it four orders
-    /// each.
+    /// One worker takes a tensor in orders as large as they go; several share it in orders that
+    /// shrink as the pieces left do, to an eighth of a worker's share, and to at most 8 pieces.
     #[test]
-    fn one_worker_takes_the_largest_orders() {
+    fn one_worker_takes_the_largest_orders_and_several_ever_smaller_ones() {
         let sizes = |mib: u64, workers| {
             let (plan, _) = f32_ref(mib << 20).target(&Selection::Whole).unwrap();
             piece_ranges(&plan, workers).iter().map(|r| r.end - r.start).collect::<Vec<u64>>()
         };
         assert_eq!(sizes(64, 1), [64]);
         assert_eq!(sizes(100, 1), [64, 36]);
-        assert_eq!(sizes(64, 2), [8; 8]);
+        assert_eq!(sizes(64, 2), [16, 12, 9, 7, 5, 4, 4, 4, 3]);
         assert_eq!(sizes(5, 4), [1; 5]);
+        assert_eq!(sizes(3, 8), [1; 3]);
+        let large = sizes(1024, 2);
+        assert_eq!(large[..13], [64; 13]);
+        assert_eq!(large[13..], [48, 36, 27, 21, 15, 12, 9, 8, 8, 8]);
     }
 
     /// Orders tile a tensor's pieces, no more than MAX_ORDERS of them however big it claims to be.
