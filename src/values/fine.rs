@@ -29,13 +29,13 @@ thread_local! {
     static SPARE: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// An all-zero table: the thread's spare, else a fresh one (its pages faulted as touched).
+/// An all-zero table: the thread's spare, else a fresh one (see [`crate::zeroed`]).
 fn empty_table() -> Vec<u64> {
     let spare = SPARE.take();
     if spare.len() == FINE {
         spare
     } else {
-        vec![0; FINE]
+        crate::zeroed::written_zeros(FINE)
     }
 }
 
@@ -77,6 +77,38 @@ impl Fine {
         }
         let Fine::Dense(table) = self else { unreachable!("made dense above") };
         (&mut table[..]).try_into().expect("FINE buckets")
+    }
+
+    /// The buckets of `(key, count)` pairs in any order, a key any number of times: kept as
+    /// the counted ones (no table), as they come when their keys rise, as a code histogram's do.
+    pub fn of_counts(keys: impl Iterator<Item = (u16, u64)>) -> Fine {
+        let mut counted: Vec<(u16, u64)> = Vec::new();
+        let mut rising = true;
+        for (key, c) in keys.filter(|&(_, c)| c != 0) {
+            match counted.last_mut() {
+                Some((last, n)) if *last == key => *n = n.saturating_add(c),
+                Some((last, _)) => {
+                    rising &= *last < key;
+                    counted.push((key, c));
+                }
+                None => counted.push((key, c)),
+            }
+        }
+        if !rising {
+            counted.sort_unstable_by_key(|&(key, _)| key);
+            counted.dedup_by(|(key, c), (kept, n)| {
+                let same = key == kept;
+                if same {
+                    *n = n.saturating_add(*c);
+                }
+                same
+            });
+        }
+        if counted.is_empty() {
+            Fine::Empty
+        } else {
+            Fine::Sparse(counted)
+        }
     }
 
     /// Keep only the counted buckets, and give the table back to this thread, emptied, for the
@@ -235,6 +267,21 @@ mod tests {
         let mut got = Vec::new();
         all.counted_in(0..FINE, |k, c| got.push((k, c)));
         assert_eq!(got, [(5, u64::MAX)]);
+    }
+
+    /// Buckets given in any order, a key any number of times, none counted, are kept as the
+    /// counted ones, in key order: a key's counts added (and held at the largest count).
+    #[test]
+    fn buckets_of_counts_in_any_order_are_kept_in_key_order() {
+        let sparse = |f: Fine| match f {
+            Fine::Sparse(counted) => counted,
+            _ => panic!("kept as the counted buckets"),
+        };
+        let rising = [(0, 3), (0, 1), (7, 2), (8, 0), (8, 5), (u16::MAX, 4)];
+        assert_eq!(sparse(Fine::of_counts(rising.into_iter())), [(0, 4), (7, 2), (8, 5), (u16::MAX, 4)]);
+        let falling = [(9, 1), (9, 2), (4, 1), (0, 0), (9, u64::MAX), (2, 6), (4, 3)];
+        assert_eq!(sparse(Fine::of_counts(falling.into_iter())), [(2, 6), (4, 4), (9, u64::MAX)]);
+        assert!(matches!(Fine::of_counts([(5, 0)].into_iter()), Fine::Empty));
     }
 
     #[test]

@@ -49,6 +49,11 @@ pub struct Bins {
 }
 
 impl Histogram {
+    /// A histogram of fine buckets and statistics made elsewhere.
+    pub fn of(fine: Fine, stats: Stats) -> Histogram {
+        Histogram { fine, stats, ..Histogram::default() }
+    }
+
     /// Count `values` (any `f32`; NaN and infinities are counted in the stats only).
     pub fn add(&mut self, values: &[f32]) {
         self.stats.merge(&Stats::of(values));

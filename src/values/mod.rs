@@ -38,3 +38,4 @@ pub mod job;
 pub mod npy;
 pub mod plan;
 pub mod stats;
+pub mod zeroed;
