@@ -93,7 +93,7 @@ impl CodeCounts {
         debug_assert!(self.kept.is_empty(), "no codes are counted once released");
         if self.fresh.is_empty() {
             let spare = SPARE.take();
-            self.fresh = if spare.len() == self.codes() { spare } else { crate::zeroed::written_zeros(self.codes()) };
+            self.fresh = if spare.len() == self.codes() { spare } else { vec![0; self.codes()] };
         }
         let width = self.codec.block_bytes;
         /// Codes counted per pass: below `u32::MAX`, and its bytes fit a 32-bit `usize`.
@@ -141,7 +141,7 @@ impl CodeCounts {
     /// Move the fresh counts into the totals.
     fn settle(&mut self) {
         if self.counts.is_empty() {
-            self.counts = crate::zeroed::written_zeros(self.fresh.len());
+            self.counts = vec![0; self.fresh.len()];
         }
         for (total, fresh) in self.counts.iter_mut().zip(&mut self.fresh) {
             *total += u64::from(std::mem::take(fresh));

@@ -20,7 +20,7 @@ pub enum Fine {
     /// Every bucket's count, indexed by key ([`FINE`] of them).
     Dense(Vec<u64>),
     /// The buckets counted, as `(key, count)` in increasing key order, none zero: a finished
-    /// part's ([`Fine::release`]) or one read from bytes.
+    /// part's ([`Fine::release`]), one read from bytes, or one made of counts ([`Fine::of_counts`]).
     Sparse(Vec<(u16, u64)>),
 }
 
@@ -29,13 +29,13 @@ thread_local! {
     static SPARE: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// An all-zero table: the thread's spare, else a fresh one (see [`crate::zeroed`]).
+/// An all-zero table: the thread's spare, else a fresh one (its pages faulted as touched).
 fn empty_table() -> Vec<u64> {
     let spare = SPARE.take();
     if spare.len() == FINE {
         spare
     } else {
-        crate::zeroed::written_zeros(FINE)
+        vec![0; FINE]
     }
 }
 

@@ -38,4 +38,3 @@ pub mod job;
 pub mod npy;
 pub mod plan;
 pub mod stats;
-pub mod zeroed;
