@@ -151,6 +151,7 @@ fn a_file_that_shrank_since_it_was_opened_is_an_error_not_short_values() {
 fn work_orders_round_trip_and_merge_to_the_sequential_result() {
     use tensorscope::engine::hist_report::HistReport;
     use tensorscope::engine::job::split::{check_split, histogram_split, Split};
+    use tensorscope::engine::job::work::Takers;
     use tensorscope::engine::job::work::{order_job, Order, Reply, TensorRef};
     for name in ["gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors", "gguf_v3_le.gguf"] {
         let bytes = std::fs::read(fixtures().join(name)).unwrap();
@@ -180,11 +181,13 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
             for sel in [Selection::Whole, Selection::Sample { budget_bytes: 4096 }] {
                 let Ok(job) = histogram_job(t, &sel, true) else { continue };
                 let seq = run(job, &[&bytes]).unwrap();
-                let split = histogram_split(&cp, t, &sel, true, 3).unwrap();
-                let replies = through_bytes(split.orders());
-                let joined = split.merge(replies).unwrap();
-                let text = |s: &job::HistogramSink| HistReport::new(t, &s.values, 16, s.scales.as_ref()).to_text();
-                assert_eq!(text(&joined), text(&seq), "{name} {}", t.name);
+                for takers in [Takers::Threads(3), Takers::Workers(3)] {
+                    let split = histogram_split(&cp, t, &sel, true, takers).unwrap();
+                    let replies = through_bytes(split.orders());
+                    let joined = split.merge(replies).unwrap();
+                    let text = |s: &job::HistogramSink| HistReport::new(t, &s.values, 16, s.scales.as_ref()).to_text();
+                    assert_eq!(text(&joined), text(&seq), "{name} {} {takers:?}", t.name);
+                }
                 histograms += 1;
             }
         }
@@ -230,9 +233,11 @@ fn work_orders_round_trip_and_merge_to_the_sequential_result() {
         }
         for (sha, scan) in [(true, true), (false, true), (true, false)] {
             let seq = run(check_job(&cp, sha, scan), &[&bytes]).unwrap();
-            let plan = check_split(&cp, sha, scan, 4);
-            let replies = through_bytes(plan.orders());
-            assert_eq!(plan.merge(replies).unwrap(), seq, "{name} sha {sha} scan {scan}");
+            for takers in [Takers::Threads(4), Takers::Workers(4)] {
+                let plan = check_split(&cp, sha, scan, takers);
+                let replies = through_bytes(plan.orders());
+                assert_eq!(plan.merge(replies).unwrap(), seq, "{name} sha {sha} scan {scan} {takers:?}");
+            }
         }
     }
 }
@@ -305,6 +310,7 @@ fn results_do_not_depend_on_how_reads_are_cut_or_which_buffer_they_reuse() {
 fn one_tensor_is_scanned_by_every_worker() {
     use tensorscope::engine::job::split::{check_split, Split};
     use tensorscope::engine::job::work::order_job;
+    use tensorscope::engine::job::work::Takers;
     // An f32 tensor of 24 MiB (24 pieces), one NaN and one infinity in it.
     let n = 6u64 << 20;
     let mut g = Gguf::header(3, 1, 0);
@@ -318,11 +324,11 @@ fn one_tensor_is_scanned_by_every_worker() {
     let seq = run(check_job(&cp, false, true), &[&bytes]).unwrap();
     let counted = |s: &ScanOutcome| matches!(s, ScanOutcome::Counted(c) if (c.values, c.nan, c.inf) == (n, 1, 1));
     assert!(counted(&seq.scan.clone().unwrap()[0]), "{seq:?}");
-    for workers in [2, 4] {
-        let plan = check_split(&cp, false, true, workers);
-        assert!(plan.orders().len() >= workers, "{workers} workers, {} orders", plan.orders().len());
+    for takers in [2, 4].into_iter().flat_map(|n| [Takers::Threads(n), Takers::Workers(n)]) {
+        let plan = check_split(&cp, false, true, takers);
+        assert!(plan.orders().len() >= takers.count(), "{takers:?}, {} orders", plan.orders().len());
         let replies = plan.orders().iter().map(|o| run(order_job(o).unwrap(), &[&bytes]).unwrap()).collect();
-        assert_eq!(plan.merge(replies).unwrap(), seq, "{workers} workers");
+        assert_eq!(plan.merge(replies).unwrap(), seq, "{takers:?}");
     }
 }
 

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 use tensorscope::engine::histogram::Bins;
 use tensorscope::engine::job::split::{histogram_split, npy_split, Split};
-use tensorscope::engine::job::work::{order_job, Reply};
+use tensorscope::engine::job::work::{order_job, Reply, Takers};
 use tensorscope::engine::job::HistogramSink;
 use tensorscope::engine::model::{Checkpoint, Format};
 use tensorscope::engine::plan::Selection;
@@ -45,7 +45,7 @@ async fn run_here<S: Split>(split: S, sources: &[Source]) -> S::Output {
 
 /// The whole-tensor histogram of `t` (and its block scales) through the browser's driver.
 async fn histogram_here(cp: &Checkpoint, t: &tensorscope::engine::model::Tensor, sources: &[Source]) -> HistogramSink {
-    run_here(histogram_split(cp, t, &Selection::Whole, true, 3).unwrap(), sources).await
+    run_here(histogram_split(cp, t, &Selection::Whole, true, Takers::Workers(3)).unwrap(), sources).await
 }
 
 async fn open(name: &str, bytes: &[u8]) -> (Checkpoint, Vec<Source>) {
@@ -123,7 +123,7 @@ async fn opening_reports_progress_and_can_be_cancelled() {
 async fn histograms_and_npy_match_the_engine() {
     let (cp, src) = open("gguf_all_types.gguf", ALL_TYPES).await;
     let t = cp.tensor("t.Q4_K").unwrap();
-    assert_eq!(histogram_split(&cp, t, &Selection::Whole, true, 3).unwrap().bytes(), t.nbytes);
+    assert_eq!(histogram_split(&cp, t, &Selection::Whole, true, Takers::Workers(3)).unwrap().bytes(), t.nbytes);
     let sink = histogram_here(&cp, t, &src).await;
     assert_eq!(sink.values.stats.count, t.elems().unwrap());
     assert!(sink.scales.is_some_and(|s| s.stats.count > 0));

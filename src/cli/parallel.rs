@@ -8,7 +8,7 @@ use super::placement::Cores;
 use super::progress::Bar;
 use super::source::{run_job_sharing, SharedMaps};
 use crate::engine::job::split::{check_split, histogram_split, Split};
-use crate::engine::job::work::order_job;
+use crate::engine::job::work::{order_job, Takers};
 use crate::engine::job::{CheckOutcome, HistogramSink, Job};
 use crate::engine::model::{Checkpoint, Tensor};
 use crate::engine::plan::Selection;
@@ -113,7 +113,8 @@ pub fn run_split_on<S: Split>(split: S, cp: &Checkpoint, what: &str) -> Result<S
 
 /// The histogram of `sel` over `t`, its pieces read in parallel.
 pub fn histogram(cp: &Checkpoint, t: &Tensor, sel: &Selection, scales: bool) -> Result<HistogramSink, String> {
-    let split = histogram_split(cp, t, sel, scales, threads()).map_err(|e| format!("tensor '{}': {e}", t.name))?;
+    let split = histogram_split(cp, t, sel, scales, Takers::Threads(threads()))
+        .map_err(|e| format!("tensor '{}': {e}", t.name))?;
     run_split_on(split, cp, "histogram")
 }
 
@@ -125,7 +126,7 @@ pub fn check(cp: &Checkpoint, sha256: bool, scan: bool) -> Result<CheckOutcome, 
         (true, false) => "hashing",
         _ => "scanning",
     };
-    run_split_on(check_split(cp, sha256, scan, threads()), cp, what)
+    run_split_on(check_split(cp, sha256, scan, Takers::Threads(threads())), cp, what)
 }
 
 #[cfg(test)]

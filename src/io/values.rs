@@ -14,6 +14,7 @@ use crate::engine::diff::Diff;
 use crate::engine::diff_values::{array_split, compare_split};
 use crate::engine::gguf::{Array, ArrayPage};
 use crate::engine::job::split::{check_split, histogram_split, npy_split, Split};
+use crate::engine::job::work::Takers;
 use crate::engine::job::work::{Order, Reply};
 use crate::engine::job::Values;
 use crate::engine::job::{array_items_job, CheckOutcome, HistogramSink, RunError, ValuesError};
@@ -108,7 +109,7 @@ pub async fn histogram(
     progress: impl FnMut(u64, u64) + 'static,
 ) -> Result<(HistogramSink, usize), ReadError> {
     let workers = Pool::get().map_or(1, |p| p.size());
-    let split = histogram_split(cp, t, sel, scales, workers)?;
+    let split = histogram_split(cp, t, sel, scales, Takers::Workers(workers))?;
     Ok(run_split(split, sources, cancel, progress, None).await?)
 }
 
@@ -145,7 +146,7 @@ pub async fn check(
     progress: impl FnMut(u64, u64) + 'static,
 ) -> Result<(CheckOutcome, usize), RunError> {
     let workers = Pool::get().map_or(1, |p| p.size());
-    run_split(check_split(cp, sha256, scan, workers), sources, cancel, progress, None).await
+    run_split(check_split(cp, sha256, scan, Takers::Workers(workers)), sources, cancel, progress, None).await
 }
 
 /// Items `first..first + count` of a metadata array stored in file `file` (big-endian when

@@ -8,7 +8,7 @@ use super::check::CheckOutcome;
 use super::npy::npy_plan;
 use super::scaled::{scaled_plan, ScaleMap};
 use super::scan::{plan_target, plan_targets, HistogramSink, NonFiniteSink, ScanOutcome, ValuesError};
-use super::work::{piece_ranges, Order, Reply, TensorRef};
+use super::work::{piece_ranges, Order, Reply, Takers, TensorRef};
 use crate::model::{Checkpoint, Tensor};
 use crate::plan::Selection;
 use crate::st_quant::scaled_values;
@@ -36,14 +36,14 @@ pub struct HistogramSplit {
     bytes: u64,
 }
 
-/// The histogram of `sel` over `t` for `workers` workers; with `scales`, the block scales'
+/// The histogram of `sel` over `t` for `takers`; with `scales`, the block scales''
 /// histogram too. A weight stored with scales in other tensors is dequantized with them.
 pub fn histogram_split(
     cp: &Checkpoint,
     t: &Tensor,
     sel: &Selection,
     scales: bool,
-    workers: usize,
+    takers: Takers,
 ) -> Result<HistogramSplit, ValuesError> {
     let len = |t: &Tensor| cp.files.get(t.file).map_or(0, |f| f.size);
     let refer = |t: &Tensor| TensorRef::of(t, len(t)).ok_or_else(|| ValuesError::Undecodable(t.dtype.name()));
@@ -55,13 +55,13 @@ pub fn histogram_split(
         let inputs: Vec<(TensorRef, ScaleMap, bool)> =
             s.inputs.iter().map(|i| Ok((refer(&i.tensor)?, i.map, i.divide))).collect::<Result<_, ValuesError>>()?;
         let order = |pieces| Order::Scaled { weight: weight.clone(), inputs: inputs.clone(), sel: sel.clone(), pieces };
-        let orders = piece_ranges(&plan, workers).into_iter().map(order).collect();
+        let orders = piece_ranges(&plan, takers).into_iter().map(order).collect();
         return Ok(HistogramSplit { orders, bytes: plan.bytes_of(0..plan.pieces) });
     }
     let plan = plan_target(t, sel)?;
     let tensor = refer(t)?;
     let order = |pieces| Order::Histogram { tensor: tensor.clone(), sel: sel.clone(), scales, pieces };
-    let orders = piece_ranges(&plan, workers).into_iter().map(order).collect();
+    let orders = piece_ranges(&plan, takers).into_iter().map(order).collect();
     Ok(HistogramSplit { orders, bytes: plan.bytes_of(0..plan.pieces) })
 }
 
@@ -137,9 +137,9 @@ pub struct CheckSplit {
     unit_tensors: Vec<Vec<usize>>,
 }
 
-/// The check of `cp` for `workers` workers: files are hashed in parallel, tensors scanned in
-/// pieces, small tensors gathered into one order.
-pub fn check_split(cp: &Checkpoint, sha256: bool, scan: bool, workers: usize) -> CheckSplit {
+/// The check of `cp` for `takers`: files are hashed in parallel, tensors scanned in pieces,
+/// small tensors gathered into one order.
+pub fn check_split(cp: &Checkpoint, sha256: bool, scan: bool, takers: Takers) -> CheckSplit {
     let mut orders = Vec::new();
     let mut total = 0u64;
     if sha256 {
@@ -151,12 +151,12 @@ pub fn check_split(cp: &Checkpoint, sha256: bool, scan: bool, workers: usize) ->
         let targets = plan_targets(cp);
         // Orders small enough that every worker gets some, even of a set of one tensor.
         let scanned: u64 = targets.iter().filter_map(|t| t.as_ref().ok()).map(|p| p.bytes).sum();
-        let order_bytes = ORDER_BYTES.min((scanned / (workers.max(1) as u64 * 4)).max(1));
+        let order_bytes = ORDER_BYTES.min((scanned / (takers.count() as u64 * 4)).max(1));
         let (mut units, mut tensors, mut bytes) = (Vec::new(), Vec::new(), 0u64);
         for (i, target) in targets.iter().enumerate() {
             let Ok(plan) = target else { continue };
             let Some(tref) = TensorRef::of(&cp.tensors[i], cp.files[plan.file].size) else { continue };
-            for pieces in piece_ranges(plan, workers) {
+            for pieces in piece_ranges(plan, takers) {
                 let piece_bytes = plan.bytes_of(pieces.clone());
                 bytes += piece_bytes;
                 total = total.saturating_add(piece_bytes);
@@ -268,20 +268,20 @@ mod tests {
     #[test]
     fn a_split_knows_the_bytes_its_orders_read() {
         let cp = checkpoint(&[3 << 20, 4, 41 << 17, 0, 1 << 10]);
-        for workers in [1, 2, 7] {
+        for takers in [1, 2, 7].into_iter().flat_map(|n| [Takers::Threads(n), Takers::Workers(n)]) {
             for t in cp.tensors.iter() {
                 for sel in [
                     Selection::Whole,
                     Selection::Sample { budget_bytes: 1000 },
                     Selection::Elements { start: 3, end: 70_000 },
                 ] {
-                    let Ok(split) = histogram_split(&cp, t, &sel, false, workers) else { continue };
-                    assert_eq!(split.bytes(), job_bytes(split.orders()), "{} {sel:?} {workers}", t.name);
+                    let Ok(split) = histogram_split(&cp, t, &sel, false, takers) else { continue };
+                    assert_eq!(split.bytes(), job_bytes(split.orders()), "{} {sel:?} {takers:?}", t.name);
                 }
             }
             for (sha, scan) in [(true, true), (true, false), (false, true)] {
-                let split = check_split(&cp, sha, scan, workers);
-                assert_eq!(split.bytes(), job_bytes(split.orders()), "check {sha} {scan} {workers}");
+                let split = check_split(&cp, sha, scan, takers);
+                assert_eq!(split.bytes(), job_bytes(split.orders()), "check {sha} {scan} {takers:?}");
             }
             let split = npy_split(&cp.tensors[2], cp.files[0].size).unwrap();
             assert_eq!(split.bytes(), job_bytes(split.orders()));
@@ -293,9 +293,9 @@ mod tests {
     #[test]
     fn replies_that_do_not_answer_are_refused() {
         let cp = checkpoint(&[1 << 20]);
-        let split = histogram_split(&cp, &cp.tensors[0], &Selection::Whole, false, 2).unwrap();
+        let split = histogram_split(&cp, &cp.tensors[0], &Selection::Whole, false, Takers::Threads(2)).unwrap();
         assert!(split.merge(vec![Reply::Sha256(String::new())]).is_none());
-        let split = check_split(&cp, true, false, 2);
+        let split = check_split(&cp, true, false, Takers::Threads(2));
         assert!(split.merge(vec![]).is_none());
         let split = npy_split(&cp.tensors[0], cp.files[0].size).unwrap();
         assert_eq!(split.merge(vec![Reply::Npy(vec![1, 2])]), Some(vec![1, 2]));

@@ -377,29 +377,55 @@ impl Job for ScanUnits {
     }
 }
 
-/// Pieces `0..plan.pieces` cut into ranges of at most `ORDER_PIECES` (64), at least `workers` of
-/// them when there are that many pieces (and one, empty, when there are none). One worker gets
-/// orders as large as they go, as each order's tables are set up, kept and joined apart. Several
-/// get orders that shrink as the pieces left do: each takes a `2 × workers`th of them, down to an
-/// eighth of a worker's share (at most [`LAST_ORDER_PIECES`]). The workers take orders as they
-/// finish the last, so the large first ones share the tensor and the small last ones even out
-/// the end (with orders all of an eighth of a share, one worker often ended an order behind the
-/// other: 4-5 ms of a 2-thread 64 MiB Q4_K or Q8_0 histogram).
-pub fn piece_ranges(plan: &Plan, workers: usize) -> Vec<Range<u64>> {
+/// Who takes a split's orders, each taker the next order as it ends one of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Takers {
+    /// Threads running one order at a time (the command line's).
+    Threads(usize),
+    /// Workers each running several orders at once (the browser's, which overlap one order's
+    /// reads with another's decoding).
+    Workers(usize),
+}
+
+impl Takers {
+    /// How many threads or workers.
+    pub fn count(self) -> usize {
+        match self {
+            Takers::Threads(n) | Takers::Workers(n) => n.max(1),
+        }
+    }
+}
+
+/// Pieces `0..plan.pieces` cut into ranges of at most `ORDER_PIECES` (64), at least one a taker
+/// when there are that many pieces (and one, empty, when there are none).
+///
+/// - One taker gets orders as large as they go, as each order's tables are set up, kept and
+///   joined apart.
+/// - Threads get orders that shrink as the pieces left do: each takes a `2 × threads`th of them,
+///   down to an eighth of a thread's share (at most [`LAST_ORDER_PIECES`]). The large first ones
+///   share the tensor and the small last ones even out the end (with orders all of an eighth of a
+///   share, one thread often ended a whole order after the other: 5.2 ms apart on average in a
+///   2-thread 64 MiB Q4_K histogram, 0.6 ms with shrinking orders).
+/// - Workers get four orders each, all alike: the orders a worker runs at once even out its end,
+///   and each order costs a round trip (shrinking orders measured 0.7-0.9x in the browser, F16
+///   and F32 worst).
+pub fn piece_ranges(plan: &Plan, takers: Takers) -> Vec<Range<u64>> {
     let pieces = plan.pieces;
     // At most MAX_ORDERS orders, however many pieces a (claimed) size makes.
     let fewest = pieces.div_ceil(MAX_ORDERS);
-    let workers = workers.max(1) as u64;
-    let least = match workers {
-        1 => ORDER_PIECES,
-        _ => (pieces.div_ceil(workers) / 8).clamp(1, LAST_ORDER_PIECES),
+    let n = takers.count() as u64;
+    // The fewest pieces an order holds, and the pieces left it takes a share of.
+    let (least, share_of) = match takers {
+        _ if n == 1 => (ORDER_PIECES, 1),
+        Takers::Threads(_) => ((pieces.div_ceil(n) / 8).clamp(1, LAST_ORDER_PIECES), 2 * n),
+        Takers::Workers(_) => (pieces.div_ceil(4 * n).clamp(1, ORDER_PIECES), u64::MAX),
     };
     let (mut ranges, mut at) = (Vec::new(), 0);
     while at < pieces {
         let left = pieces - at;
-        let n = left.div_ceil(2 * workers).clamp(least, ORDER_PIECES).max(fewest).min(left);
-        ranges.push(at..at + n);
-        at += n;
+        let size = left.div_ceil(share_of).clamp(least, ORDER_PIECES.max(least)).max(fewest).min(left);
+        ranges.push(at..at + size);
+        at += size;
     }
     if ranges.is_empty() {
         ranges.push(0..0);
@@ -448,30 +474,39 @@ mod tests {
         }
     }
 
-    /// One worker takes a tensor in orders as large as they go; several share it in orders that
-    /// shrink as the pieces left do, to an eighth of a worker's share, and to at most 8 pieces.
+    /// One taker takes a tensor in orders as large as they go; threads share it in orders that
+    /// shrink as the pieces left do, to an eighth of a thread's share and to at most 8 pieces;
+    /// workers in four orders each, alike.
     #[test]
-    fn one_worker_takes_the_largest_orders_and_several_ever_smaller_ones() {
-        let sizes = |mib: u64, workers| {
+    fn one_taker_takes_the_largest_orders_threads_ever_smaller_ones_workers_even_ones() {
+        let sizes = |mib: u64, takers| {
             let (plan, _) = f32_ref(mib << 20).target(&Selection::Whole).unwrap();
-            piece_ranges(&plan, workers).iter().map(|r| r.end - r.start).collect::<Vec<u64>>()
+            piece_ranges(&plan, takers).iter().map(|r| r.end - r.start).collect::<Vec<u64>>()
         };
-        assert_eq!(sizes(64, 1), [64]);
-        assert_eq!(sizes(100, 1), [64, 36]);
-        assert_eq!(sizes(64, 2), [16, 12, 9, 7, 5, 4, 4, 4, 3]);
-        assert_eq!(sizes(5, 4), [1; 5]);
-        assert_eq!(sizes(3, 8), [1; 3]);
-        let large = sizes(1024, 2);
+        for one in [Takers::Threads(1), Takers::Workers(1), Takers::Threads(0)] {
+            assert_eq!(sizes(64, one), [64]);
+            assert_eq!(sizes(100, one), [64, 36]);
+        }
+        assert_eq!(sizes(64, Takers::Threads(2)), [16, 12, 9, 7, 5, 4, 4, 4, 3]);
+        assert_eq!(sizes(5, Takers::Threads(4)), [1; 5]);
+        assert_eq!(sizes(3, Takers::Threads(8)), [1; 3]);
+        let large = sizes(1024, Takers::Threads(2));
         assert_eq!(large[..13], [64; 13]);
         assert_eq!(large[13..], [48, 36, 27, 21, 15, 12, 9, 8, 8, 8]);
+        assert_eq!(sizes(64, Takers::Workers(2)), [8; 8]);
+        assert_eq!(sizes(5, Takers::Workers(4)), [1; 5]);
+        assert_eq!(sizes(1024, Takers::Workers(2)), [64; 16]);
     }
 
     /// Orders tile a tensor's pieces, no more than MAX_ORDERS of them however big it claims to be.
     #[test]
     fn orders_tile_the_pieces_and_stay_few() {
-        for (nbytes, workers) in [(41u64 << 19, 2), (64 << 30, 4), (1 << 50, 2), (4, 1)] {
+        let cases = [(41u64 << 19, 2), (64 << 30, 4), (1 << 50, 2), (4, 1), (0, 2)];
+        let takers =
+            cases.into_iter().flat_map(|(nbytes, n)| [(nbytes, Takers::Threads(n)), (nbytes, Takers::Workers(n))]);
+        for (nbytes, takers) in takers {
             let (plan, _) = f32_ref(nbytes).target(&Selection::Whole).unwrap();
-            let ranges = piece_ranges(&plan, workers);
+            let ranges = piece_ranges(&plan, takers);
             assert!(ranges.len() as u64 <= MAX_ORDERS, "{nbytes}: {} orders", ranges.len());
             assert_eq!(ranges[0].start, 0);
             assert_eq!(ranges.last().unwrap().end, plan.pieces);
