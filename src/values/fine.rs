@@ -97,10 +97,7 @@ impl Fine {
         }
         if !rising {
             let mut fine = Fine::Empty;
-            let table = fine.dense();
-            for (key, c) in counted {
-                table[usize::from(key)] = table[usize::from(key)].saturating_add(c);
-            }
+            fine.add_counts(counted);
             return fine;
         }
         if counted.is_empty() {
@@ -130,13 +127,16 @@ impl Fine {
                     *a += b;
                 }
             }
-            (_, Fine::Sparse(counted)) => {
-                // Counted buckets may come from bytes, their counts any: none may wrap or panic.
-                let table = self.dense();
-                for (key, c) in counted {
-                    table[usize::from(key)] = table[usize::from(key)].saturating_add(c);
-                }
-            }
+            (_, Fine::Sparse(counted)) => self.add_counts(counted),
+        }
+    }
+
+    /// Add `(key, count)` pairs, in any order, into the table: counts may come from bytes, any
+    /// number: none may wrap or panic.
+    fn add_counts(&mut self, counted: Vec<(u16, u64)>) {
+        let table = self.dense();
+        for (key, c) in counted {
+            table[usize::from(key)] = table[usize::from(key)].saturating_add(c);
         }
     }
 

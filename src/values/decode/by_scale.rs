@@ -44,8 +44,8 @@ impl<const H: usize> Kind<H> {
 /// Slots by key, a slot per 16-bit key: each scale's merged counts, per half, and the items
 /// merged into it since it was emptied (a slot of no items holds stale counts). The slots are
 /// allocated zeroed, a page touched only where keys fall; the items' 128 KiB are written through
-/// at once, as they are read before they are written (see [`ByScale::merge`]). (Slots are not aligned to cache lines: a two-half slot on a line of its own measured
-/// alike.)
+/// at once, as they are read before they are written (see [`ByScale::merge`]). (Slots are not
+/// aligned to cache lines: a two-half slot on a line of its own measured alike.)
 type Table<const H: usize> = (Vec<[[u16; 16]; H]>, Vec<u16>);
 
 /// What a merger keeps between pieces, empty: its table, its list of taken slots and its
