@@ -3,11 +3,13 @@
 # Idempotent: safe to run (or `source`) any number of times. Called by serve.sh and test.sh.
 #
 #   rustup target wasm32-unknown-unknown, rustfmt, clippy
+#   rustup target aarch64-unknown-linux-gnu, gcc-aarch64-linux-gnu and qemu-user (apt), for the
+#     arm64 (NEON) lane of the tests, cross-built and run under qemu
 #   wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock (wasm-bindgen + wasm-bindgen-test-runner)
 #   chromium + chromium-driver (apt), for wasm-bindgen-test and the Playwright suite
 #   tests/e2e/node_modules (npm ci): playwright-core, binaryen@132.0.0 (wasm-opt)
 #
-# Environment: SETUP_SKIP_BROWSER=1 skips chromium (enough for scripts/serve.sh).
+# Environment: SETUP_SKIP_BROWSER=1 skips chromium and the arm64 lane (enough for scripts/serve.sh).
 
 _ts_setup() {
   local root
@@ -65,6 +67,18 @@ _ts_setup() {
     if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
       say "installing chromium and chromium-driver (apt)"
       apt_install chromium chromium-driver || return 1
+    fi
+  fi
+
+  # --- The arm64 lane: a cross linker and qemu-user run the NEON kernels' tests -----------------
+  if [ "${SETUP_SKIP_BROWSER:-}" != 1 ] && [ "$(uname -m)" = x86_64 ]; then
+    if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+      say "adding rust target aarch64-unknown-linux-gnu"
+      rustup target add aarch64-unknown-linux-gnu || return 1
+    fi
+    if ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-aarch64 >/dev/null 2>&1; then
+      say "installing gcc-aarch64-linux-gnu and qemu-user (apt)"
+      apt_install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user || return 1
     fi
   fi
 

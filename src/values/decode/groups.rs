@@ -618,7 +618,9 @@ macro_rules! nibble_groups {
             }
             #[cfg(target_arch = "wasm32")]
             return $with::<nibbles::Simd128>(src, out);
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            return $with::<nibbles::Neon>(src, out);
+            #[cfg(not(any(target_arch = "wasm32", all(target_arch = "aarch64", target_feature = "neon"))))]
             $with::<nibbles::Plain>(src, out)
         }
     };

@@ -5,7 +5,8 @@
 //! sixteen candidate masks (a plane or its complement per code bit) and a vector population count
 //! gives every count. The planes come from a GFNI 8x8 bit transpose of each 8 code bytes, and
 //! byte shuffles that gather them. With AVX2 (or `simd128` in the workers' wasm) each code is one compare, a
-//! byte mask and a population count. Elsewhere codes are counted one by one.
+//! byte mask and a population count; with NEON (aarch64) one compare a code, and pairwise adds
+//! that sum each code's hits into one lane of one vector. Elsewhere codes are counted one by one.
 
 /// Elements of each code, `0..16`.
 pub type Counts = [u16; 16];
@@ -527,6 +528,106 @@ mod simd128 {
     }
 }
 
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+pub use neon::Neon;
+
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+mod neon {
+    use core::arch::aarch64::*;
+
+    use super::{Counter, Counts};
+
+    /// Compares and pairwise adds in NEON (every aarch64 CPU has it): a code's hits are summed
+    /// across the lanes of its compare, and sixteen codes' sums end in one vector.
+    pub struct Neon;
+
+    /// Counts of the codes `first..first + 16` among the 32 bytes of `a` and `b`.
+    #[inline(always)]
+    fn count(a: uint8x16_t, b: uint8x16_t, first: u8) -> Counts {
+        // SAFETY: NEON instructions, which every aarch64 CPU runs (the module's `cfg`); the
+        // stores write 16 u16s into `n`.
+        unsafe {
+            // Lane `i` of `hits[c]` is −1 (0xff) per hit of code `first + c` in lane `i` of `a`
+            // and of `b`: its lanes sum, wrapping, to minus the code's count (at most 32).
+            let hits: [uint8x16_t; 16] = std::array::from_fn(|c| {
+                let code = vdupq_n_u8(first + c as u8);
+                vaddq_u8(vceqq_u8(a, code), vceqq_u8(b, code))
+            });
+            // Pairwise adds halve the lanes a code takes: after four rounds lane `c` is code
+            // `first + c`'s sum.
+            let l1: [uint8x16_t; 8] = std::array::from_fn(|i| vpaddq_u8(hits[2 * i], hits[2 * i + 1]));
+            let l2: [uint8x16_t; 4] = std::array::from_fn(|i| vpaddq_u8(l1[2 * i], l1[2 * i + 1]));
+            let l3: [uint8x16_t; 2] = std::array::from_fn(|i| vpaddq_u8(l2[2 * i], l2[2 * i + 1]));
+            let counts = vsubq_u8(vdupq_n_u8(0), vpaddq_u8(l3[0], l3[1]));
+            let mut n = [0u16; 16];
+            vst1q_u16(n.as_mut_ptr(), vmovl_u8(vget_low_u8(counts)));
+            vst1q_u16(n.as_mut_ptr().add(8), vmovl_high_u8(counts));
+            n
+        }
+    }
+
+    /// Sixteen bytes of `b` from `at`.
+    #[inline(always)]
+    fn load(b: &[u8], at: usize) -> uint8x16_t {
+        assert!(at + 16 <= b.len());
+        // SAFETY: in bounds (just checked); `vld1q_u8` reads unaligned.
+        unsafe { vld1q_u8(b.as_ptr().add(at)) }
+    }
+
+    /// The low and the high nibbles of `v`.
+    #[inline(always)]
+    fn nibbles(v: uint8x16_t) -> (uint8x16_t, uint8x16_t) {
+        // SAFETY: NEON (the module's `cfg`).
+        unsafe { (vandq_u8(v, vdupq_n_u8(15)), vshrq_n_u8::<4>(v)) }
+    }
+
+    /// Both nibbles of 16 bytes.
+    #[inline(always)]
+    fn joint16(v: uint8x16_t) -> Counts {
+        let (lo, hi) = nibbles(v);
+        count(lo, hi, 0)
+    }
+
+    impl Counter for Neon {
+        #[inline(always)]
+        fn split(qs: &[u8; 128]) -> [Counts; 8] {
+            let mut out = [[0; 16]; 8];
+            for c in 0..4 {
+                let ((a_lo, a_hi), (b_lo, b_hi)) = (nibbles(load(qs, 32 * c)), nibbles(load(qs, 32 * c + 16)));
+                out[2 * c] = count(a_lo, b_lo, 0);
+                out[2 * c + 1] = count(a_hi, b_hi, 0);
+            }
+            out
+        }
+        #[inline(always)]
+        fn joint(qs: &[u8; 128]) -> [Counts; 8] {
+            std::array::from_fn(|g| joint16(load(qs, 16 * g)))
+        }
+        #[inline(always)]
+        fn pair(p: &[u8; 16], q: &[u8; 16]) -> [Counts; 2] {
+            [joint16(load(p, 0)), joint16(load(q, 0))]
+        }
+        #[inline(always)]
+        fn fives(qs: &[u8; 16], qh: u32) -> [Counts; 2] {
+            let (lo, hi) = nibbles(load(qs, 0));
+            // SAFETY: NEON (the module's `cfg`).
+            let (first, second) = unsafe {
+                // Byte `j` of `spread(k)` is byte `2k + j / 8` of `qh`; the test against
+                // `1 << j % 8` picks bit `16k + j`, the fifth bit of code `16k + j`.
+                let qh = vreinterpretq_u8_u32(vdupq_n_u32(qh));
+                let bit: [u8; 16] = std::array::from_fn(|j| 1 << (j % 8));
+                let spread = |k: u8| {
+                    let at: [u8; 16] = std::array::from_fn(|j| 2 * k + (j / 8) as u8);
+                    let set = vtstq_u8(vqtbl1q_u8(qh, vld1q_u8(at.as_ptr())), vld1q_u8(bit.as_ptr()));
+                    vandq_u8(set, vdupq_n_u8(16))
+                };
+                (vorrq_u8(lo, spread(0)), vorrq_u8(hi, spread(1)))
+            };
+            [count(first, second, 0), count(first, second, 16)]
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,6 +636,7 @@ mod tests {
     #[test]
     fn vector_counts_equal_plain_counts() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        #[allow(unused_mut)] // counted on x86-64, wasm32 and aarch64 only
         let mut checked = 0;
         for round in 0..2000 {
             let mut qs = [0u8; 128];
@@ -572,6 +674,11 @@ mod tests {
                     (Simd128::split(&qs), Simd128::joint(&qs), Simd128::pair(p, q), Simd128::fives(p, qh)),
                     want
                 );
+                checked += 1;
+            }
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            {
+                assert_eq!((Neon::split(&qs), Neon::joint(&qs), Neon::pair(p, q), Neon::fives(p, qh)), want);
                 checked += 1;
             }
         }
