@@ -698,8 +698,10 @@ pub(super) fn e8m0_half(e: u8) -> f32 {
 pub const MXFP4: BlockCodec = BlockCodec {
     block_elems: 32,
     block_bytes: 17,
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(any(target_arch = "wasm32", all(target_arch = "aarch64", target_feature = "neon"))))]
     decode: widest!(mxfp4_plain),
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    decode: super::neon::mxfp4,
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::mxfp4,
     scales: Some(|src, out| out.extend(src.chunks_exact(17).map(|b| 2.0 * e8m0_half(b[0])))),
@@ -761,7 +763,13 @@ pub const NVFP4: BlockCodec = BlockCodec {
     block_bytes: 36,
     #[cfg(target_arch = "x86_64")]
     decode: super::x86_simd::nvfp4,
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    decode: super::neon::nvfp4,
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        target_arch = "wasm32",
+        all(target_arch = "aarch64", target_feature = "neon")
+    )))]
     decode: nvfp4_plain,
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::nvfp4,

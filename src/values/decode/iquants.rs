@@ -159,8 +159,10 @@ fn iq3_s_nonfinite(src: &[u8]) -> (u64, u64) {
 pub const IQ4_NL: BlockCodec = BlockCodec {
     block_elems: QK4_NL,
     block_bytes: IQ4_NL_BYTES,
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(any(target_arch = "wasm32", all(target_arch = "aarch64", target_feature = "neon"))))]
     decode: widest!(iq4_nl_plain),
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    decode: super::neon::iq4_nl,
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_nl,
     scales: Some(leading_f16_scales::<IQ4_NL_BYTES>),
@@ -180,8 +182,10 @@ fn iq4_nl_nonfinite(src: &[u8]) -> (u64, u64) {
 pub const IQ4_XS: BlockCodec = BlockCodec {
     block_elems: QK_K,
     block_bytes: IQ4_XS_BYTES,
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(any(target_arch = "wasm32", all(target_arch = "aarch64", target_feature = "neon"))))]
     decode: widest!(iq4_xs_plain),
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    decode: super::neon::iq4_xs,
     #[cfg(target_arch = "wasm32")]
     decode: super::wasm_simd::iq4_xs,
     scales: Some(leading_f16_scales::<IQ4_XS_BYTES>),

@@ -41,6 +41,8 @@ pub mod ggml;
 pub mod groups;
 pub mod iq_tables;
 pub mod iquants;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+mod neon;
 pub mod nibbles;
 #[cfg(target_arch = "x86_64")]
 mod q3k_avx512;
