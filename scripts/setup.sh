@@ -5,11 +5,13 @@
 #   rustup target wasm32-unknown-unknown, rustfmt, clippy
 #   rustup target aarch64-unknown-linux-gnu, gcc-aarch64-linux-gnu and qemu-user (apt), for the
 #     arm64 (NEON) lane of the tests, cross-built and run under qemu
+#   rustup target x86_64-pc-windows-gnu and gcc-mingw-w64-x86-64 (apt), to lint the Windows build
 #   wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock (wasm-bindgen + wasm-bindgen-test-runner)
 #   chromium + chromium-driver (apt), for wasm-bindgen-test and the Playwright suite
 #   tests/e2e/node_modules (npm ci): playwright-core, binaryen@132.0.0 (wasm-opt)
 #
-# Environment: SETUP_SKIP_BROWSER=1 skips chromium and the arm64 lane (enough for scripts/serve.sh).
+# Environment: SETUP_SKIP_BROWSER=1 skips chromium and the other targets' lanes (enough for
+# scripts/serve.sh).
 
 _ts_setup() {
   local root
@@ -70,15 +72,23 @@ _ts_setup() {
     fi
   fi
 
-  # --- The arm64 lane: a cross linker and qemu-user run the NEON kernels' tests -----------------
+  # --- Other targets: arm64 (a cross linker, and qemu-user to run the NEON kernels' tests) and
+  # Windows (a C cross compiler for ring's build script, to lint) --------------------------------
   if [ "${SETUP_SKIP_BROWSER:-}" != 1 ] && [ "$(uname -m)" = x86_64 ]; then
-    if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
-      say "adding rust target aarch64-unknown-linux-gnu"
-      rustup target add aarch64-unknown-linux-gnu || return 1
-    fi
+    local target
+    for target in aarch64-unknown-linux-gnu x86_64-pc-windows-gnu; do
+      if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+        say "adding rust target $target"
+        rustup target add "$target" || return 1
+      fi
+    done
     if ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-aarch64 >/dev/null 2>&1; then
       say "installing gcc-aarch64-linux-gnu and qemu-user (apt)"
       apt_install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user || return 1
+    fi
+    if ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
+      say "installing gcc-mingw-w64-x86-64 (apt)"
+      apt_install gcc-mingw-w64-x86-64 || return 1
     fi
   fi
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what is missing, then run every check and test:
-#   fmt, clippy (host + wasm32 + arm64), host tests, the values layer's tests on arm64 (cross-built,
+#   fmt, clippy (host + wasm32 + arm64 + Windows), host tests, the values layer's tests on arm64 (cross-built,
 #   run under qemu-user: its NEON kernels), wasm-bindgen-test in headless Chromium,
 #   the release web build, and the Playwright e2e suite (node --test) against dist/; first the
 #   real-file corpus is fetched (scripts/fetch-real-files.py, cached between runs).
@@ -62,6 +62,8 @@ if [ "$(uname -m)" != aarch64 ]; then
   export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="${CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER:-qemu-aarch64 -L /usr/aarch64-linux-gnu}"
 fi
 phase clippy-arm64 cargo clippy "${locked[@]}" --workspace "${arm64[@]}" --all-targets -- -D warnings
+# Windows: what is not Unix (no mapped reads' advice, no thread placement) builds and lints too.
+phase clippy-windows cargo clippy "${locked[@]}" --workspace --target x86_64-pc-windows-gnu --all-targets -- -D warnings
 phase test-arm64 cargo test "${locked[@]}" --release -p tensorscope-values "${arm64[@]}"
 # Only the browser test file: the host integration tests are not meant for wasm32.
 phase test-wasm cargo test "${locked[@]}" --target wasm32-unknown-unknown --test web
