@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, then run every check and test:
-#   fmt, clippy (host + wasm32 + arm64 + Windows), host tests, the values layer's tests on arm64 (cross-built,
-#   run under qemu-user: its NEON kernels), wasm-bindgen-test in headless Chromium,
+#   fmt, clippy (host + wasm32 + arm64 + Windows), host tests, the values layer's tests and ggml's files through
+#   the CLI on arm64 (cross-built, run under qemu-user: its NEON kernels), wasm-bindgen-test in headless Chromium,
 #   the release web build, and the Playwright e2e suite (node --test) against dist/; first the
 #   real-file corpus is fetched (scripts/fetch-real-files.py, cached between runs).
 # Phases after setup all run even when one fails (e2e needs build-web); exit status is non-zero
@@ -54,17 +54,24 @@ phase clippy-host cargo clippy "${locked[@]}" --workspace --all-targets -- -D wa
 phase clippy-wasm cargo clippy "${locked[@]}" --workspace --target wasm32-unknown-unknown --all-targets -- -D warnings
 phase test-host cargo test "${locked[@]}" --workspace
 # arm64 has kernels of its own (NEON): the values layer's tests hold them to the portable ones,
-# bit for bit, on an x86-64 machine through qemu-user (a native arm64 machine runs them as is).
+# bit for bit, and the arm64 CLI reads the files ggml's own quantizers wrote as ggml dequantizes
+# them; on an x86-64 machine through qemu-user (a native arm64 machine runs them as is).
 arm64=()
 if [ "$(uname -m)" != aarch64 ]; then
   arm64=(--target aarch64-unknown-linux-gnu)
+  qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu"
   export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="${CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER:-aarch64-linux-gnu-gcc}"
-  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="${CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER:-qemu-aarch64 -L /usr/aarch64-linux-gnu}"
+  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="${CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER:-$qemu}"
 fi
+test_arm64() {
+  cargo test "${locked[@]}" --release -p tensorscope-values "${arm64[@]}" &&
+    TENSORSCOPE_TEST_RUNNER="${CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER:-}" \
+      cargo test "${locked[@]}" --release --test ggml_blocks "${arm64[@]}"
+}
 phase clippy-arm64 cargo clippy "${locked[@]}" --workspace "${arm64[@]}" --all-targets -- -D warnings
 # Windows: what is not Unix (no mapped reads' advice, no thread placement) builds and lints too.
 phase clippy-windows cargo clippy "${locked[@]}" --workspace --target x86_64-pc-windows-gnu --all-targets -- -D warnings
-phase test-arm64 cargo test "${locked[@]}" --release -p tensorscope-values "${arm64[@]}"
+phase test-arm64 test_arm64
 # Only the browser test file: the host integration tests are not meant for wasm32.
 phase test-wasm cargo test "${locked[@]}" --target wasm32-unknown-unknown --test web
 if phase build-web bash scripts/build-web.sh; then

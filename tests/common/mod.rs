@@ -12,8 +12,24 @@ use tensorscope::engine::step::{drive, Decoder, Step};
 
 /// Run the `tensorscope` binary: its exit code, stdout and stderr.
 pub fn run(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
+    let out = cli().args(args).output().unwrap();
     (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// The CLI as a command: run through `TENSORSCOPE_TEST_RUNNER` (a program and its arguments,
+/// such as qemu-user's) where that is set, for a CLI built for another architecture.
+pub fn cli() -> std::process::Command {
+    let exe = env!("CARGO_BIN_EXE_tensorscope");
+    let runner = std::env::var("TENSORSCOPE_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        Some(program) => {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        None => std::process::Command::new(exe),
+    }
 }
 
 /// `tensor` of `file` exported by the CLI as `.npy` (float32): its header's dict and its values
