@@ -866,6 +866,7 @@ pub(super) fn nvfp4(src: &[u8], out: &mut Vec<Group>) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::decode::random_bytes;
 
     /// The bits of `v`, every NaN as one (a NaN's sign and payload mean nothing to a histogram).
     fn bits(v: f32) -> u32 {
@@ -885,18 +886,6 @@ pub(crate) mod tests {
             .collect();
         out.sort_unstable();
         out
-    }
-
-    /// `n` bytes of a xorshift sequence from `seed`.
-    fn random_bytes(n: usize, seed: &mut u64) -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                *seed ^= *seed << 13;
-                *seed ^= *seed >> 7;
-                *seed ^= *seed << 17;
-                (*seed >> 24) as u8
-            })
-            .collect()
     }
 
     /// The elements `groups_of` counts in `bytes`, and their values' multiset.

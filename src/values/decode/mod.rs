@@ -261,6 +261,20 @@ pub fn codec_for(dtype: &crate::model::Dtype) -> Option<BlockCodec> {
     }
 }
 
+/// `n` bytes of a xorshift sequence from `seed` (random block bytes for tests: every kind of
+/// `f16` field and scale byte among them).
+#[cfg(test)]
+pub(crate) fn random_bytes(n: usize, seed: &mut u64) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            (*seed >> 24) as u8
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,19 +108,8 @@ pub fn iq4_xs(src: &[u8], dst: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::random_bytes;
     use crate::decode::{ggml, iquants};
-
-    /// Random bytes, `f16` fields and scale bytes of every kind among them.
-    fn random_bytes(n: usize, seed: &mut u64) -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                *seed ^= *seed << 13;
-                *seed ^= *seed >> 7;
-                *seed ^= *seed << 17;
-                (*seed >> 24) as u8
-            })
-            .collect()
-    }
 
     #[test]
     fn table_decoders_equal_the_plain_ones_bit_for_bit() {

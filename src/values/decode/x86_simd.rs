@@ -123,18 +123,7 @@ fn nvfp4_avx2(src: &[u8], dst: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Random bytes, `f16` fields of every kind among them.
-    fn random_bytes(n: usize, seed: &mut u64) -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                *seed ^= *seed << 13;
-                *seed ^= *seed >> 7;
-                *seed ^= *seed << 17;
-                (*seed >> 24) as u8
-            })
-            .collect()
-    }
+    use crate::decode::random_bytes;
 
     #[test]
     fn q4_decoders_equal_the_plain_ones_bit_for_bit() {
