@@ -6,6 +6,7 @@
 #   rustup target aarch64-unknown-linux-gnu, gcc-aarch64-linux-gnu and qemu-user (apt), for the
 #     arm64 (NEON) lane of the tests, cross-built and run under qemu
 #   rustup target x86_64-pc-windows-gnu and gcc-mingw-w64-x86-64 (apt), to lint the Windows build
+#   rustup target aarch64-apple-darwin, to lint the engine's layers for Apple silicon
 #   wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock (wasm-bindgen + wasm-bindgen-test-runner)
 #   chromium + chromium-driver (apt), for wasm-bindgen-test and the Playwright suite
 #   tests/e2e/node_modules (npm ci): playwright-core, binaryen@132.0.0 (wasm-opt)
@@ -72,11 +73,11 @@ _ts_setup() {
     fi
   fi
 
-  # --- Other targets: arm64 (a cross linker, and qemu-user to run the NEON kernels' tests) and
-  # Windows (a C cross compiler for ring's build script, to lint) --------------------------------
+  # --- Other targets: arm64 (a cross linker, and qemu-user to run the NEON kernels' tests),
+  # Windows (a C cross compiler for ring's build script, to lint) and macOS on arm64 (to lint) ---
   if [ "${SETUP_SKIP_BROWSER:-}" != 1 ] && [ "$(uname -m)" = x86_64 ]; then
     local target
-    for target in aarch64-unknown-linux-gnu x86_64-pc-windows-gnu; do
+    for target in aarch64-unknown-linux-gnu x86_64-pc-windows-gnu aarch64-apple-darwin; do
       if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
         say "adding rust target $target"
         rustup target add "$target" || return 1

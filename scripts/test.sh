@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what is missing, then run every check and test:
-#   fmt, clippy (host + wasm32 + arm64 + Windows), host tests, the values layer's tests and ggml's files through
+#   fmt, clippy (host + wasm32 + arm64 + Windows + the engine for macOS), host tests, the values layer's tests and ggml's files through
 #   the CLI on arm64 (cross-built, run under qemu-user: its NEON kernels), wasm-bindgen-test in headless Chromium,
 #   the release web build, and the Playwright e2e suite (node --test) against dist/; first the
 #   real-file corpus is fetched (scripts/fetch-real-files.py, cached between runs).
@@ -71,6 +71,10 @@ test_arm64() {
 phase clippy-arm64 cargo clippy "${locked[@]}" --workspace "${arm64[@]}" --all-targets -- -D warnings
 # Windows: what is not Unix (no mapped reads' advice, no thread placement) builds and lints too.
 phase clippy-windows cargo clippy "${locked[@]}" --workspace --target x86_64-pc-windows-gnu --all-targets -- -D warnings
+# Apple silicon: the engine's layers, NEON kernels included (the CLI's TLS library compiles C that
+# needs the macOS SDK, so the CLI crate itself is not checked here).
+phase clippy-macos cargo clippy "${locked[@]}" -p tensorscope-formats -p tensorscope-values -p tensorscope-engine \
+  --target aarch64-apple-darwin --all-targets -- -D warnings
 phase test-arm64 test_arm64
 # Only the browser test file: the host integration tests are not meant for wasm32.
 phase test-wasm cargo test "${locked[@]}" --target wasm32-unknown-unknown --test web
