@@ -280,8 +280,7 @@ fn threads_give_the_sequential_result_to_the_bit() {
     std::fs::write(&path, &bytes).unwrap();
     let p = path.to_str().unwrap();
     let with = |threads: &str, args: &[&str]| {
-        let out =
-            Command::new(env!("CARGO_BIN_EXE_tensorscope")).env("TENSORSCOPE_THREADS", threads).args(args).output();
+        let out = common::cli().env("TENSORSCOPE_THREADS", threads).args(args).output();
         String::from_utf8(out.unwrap().stdout).unwrap()
     };
     let hist = ["hist", p, "--tensor", "w", "--bins", "32", "--json"];

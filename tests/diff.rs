@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 use serde_json::Value as Json;
@@ -46,7 +45,7 @@ fn write_shaped(path: &Path, tensors: &[(&str, Vec<u64>, Vec<f32>)], meta: &[(&s
 fn diff(a: &Path, b: &Path, extra: &[&str]) -> (i32, Json) {
     let mut args = vec!["diff", a.to_str().unwrap(), "--vs", b.to_str().unwrap(), "--json"];
     args.extend_from_slice(extra);
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(&args).output().unwrap();
+    let out = common::cli().args(&args).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     (out.status.code().unwrap(), serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")))
 }
@@ -179,12 +178,9 @@ fn a_quantized_tensor_is_compared_with_its_float_source() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(["diff", "x.safetensors"]).output().unwrap();
+    let out = common::cli().args(["diff", "x.safetensors"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope"))
-        .args(["diff", "a", "--vs", "b", "--values", "most"])
-        .output()
-        .unwrap();
+    let out = common::cli().args(["diff", "a", "--vs", "b", "--values", "most"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -215,11 +211,8 @@ fn a_gguf_is_compared_with_the_safetensors_it_was_converted_from() {
         }
     }
     // The text output puts the totals side by side, per type.
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope"))
-        .args(["diff", "base.safetensors", "--vs", "base-mixed.gguf"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let out =
+        common::cli().args(["diff", "base.safetensors", "--vs", "base-mixed.gguf"]).current_dir(&dir).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     for q4 in ["Q4_0", "Q4_K"] {
         let line = text.lines().find(|l| l.starts_with(q4)).unwrap_or_else(|| panic!("{text}"));

@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use serde_json::{Map, Value as Json};
 
 /// The fixture sets, as paths relative to `tests/fixtures` (the browser opens them by these names).
@@ -30,8 +28,7 @@ pub const SETS: &[&[&str]] = &[
 ];
 
 fn cli(args: &[&str]) -> (i32, String) {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_tensorscope")).current_dir(common::fixtures()).args(args).output().unwrap();
+    let out = common::cli().current_dir(common::fixtures()).args(args).output().unwrap();
     (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap())
 }
 

@@ -151,8 +151,7 @@ fn a_file_that_shrank_since_it_was_opened_is_an_error_not_short_values() {
 fn work_orders_round_trip_and_merge_to_the_sequential_result() {
     use tensorscope::engine::hist_report::HistReport;
     use tensorscope::engine::job::split::{check_split, histogram_split, Split};
-    use tensorscope::engine::job::work::Takers;
-    use tensorscope::engine::job::work::{order_job, Order, Reply, TensorRef};
+    use tensorscope::engine::job::work::{order_job, Order, Reply, Takers, TensorRef};
     for name in ["gguf_all_types.gguf", "st_all_numpy_dtypes.safetensors", "gguf_v3_le.gguf"] {
         let bytes = std::fs::read(fixtures().join(name)).unwrap();
         let cp = open_one(name, &bytes);
@@ -309,8 +308,7 @@ fn results_do_not_depend_on_how_reads_are_cut_or_which_buffer_they_reuse() {
 #[test]
 fn one_tensor_is_scanned_by_every_worker() {
     use tensorscope::engine::job::split::{check_split, Split};
-    use tensorscope::engine::job::work::order_job;
-    use tensorscope::engine::job::work::Takers;
+    use tensorscope::engine::job::work::{order_job, Takers};
     // An f32 tensor of 24 MiB (24 pieces), one NaN and one infinity in it.
     let n = 6u64 << 20;
     let mut g = Gguf::header(3, 1, 0);

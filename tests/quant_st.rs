@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::Value as Json;
 
@@ -14,10 +13,7 @@ fn dir() -> PathBuf {
 }
 
 fn inspect(scheme: &str) -> Json {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope"))
-        .args(["inspect", &dir().join(scheme).to_string_lossy(), "--json"])
-        .output()
-        .unwrap();
+    let out = common::cli().args(["inspect", &dir().join(scheme).to_string_lossy(), "--json"]).output().unwrap();
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{scheme}: {e}"))
 }
 
@@ -62,7 +58,7 @@ fn the_config_says_what_the_scheme_is() {
 }
 
 fn hist(path: &std::path::Path, tensor: &str, threads: &str) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope"))
+    let out = common::cli()
         .args(["hist", &path.to_string_lossy(), "--tensor", tensor, "--json"])
         .env("TENSORSCOPE_THREADS", threads)
         .output()

@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 use serde_json::Value as Json;
@@ -67,7 +66,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) {
 }
 
 fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).args(args).output().unwrap();
+    let out = common::cli().args(args).output().unwrap();
     let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
     (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
 }
@@ -366,7 +365,7 @@ fn walk_files(root: &Path) -> Vec<String> {
 }
 
 fn cli_env(args: &[&str], endpoint: &str) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tensorscope")).env("HF_ENDPOINT", endpoint).args(args).output().unwrap();
+    let out = common::cli().env("HF_ENDPOINT", endpoint).args(args).output().unwrap();
     let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
     (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
 }

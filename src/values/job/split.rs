@@ -36,7 +36,7 @@ pub struct HistogramSplit {
     bytes: u64,
 }
 
-/// The histogram of `sel` over `t` for `takers`; with `scales`, the block scales''
+/// The histogram of `sel` over `t` for `takers`; with `scales`, the block scales'
 /// histogram too. A weight stored with scales in other tensors is dequantized with them.
 pub fn histogram_split(
     cp: &Checkpoint,
