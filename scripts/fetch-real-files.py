@@ -55,15 +55,21 @@ def artifact(pkg: str, want: dict, dl: Path) -> Path:
     return path
 
 
+_SDISTS: dict = {}
+
+
 def member(archive: Path, name: str, out) -> None:
-    """Copy one member of a wheel (zip) or sdist (tar.gz) to the open file `out`."""
+    """Copy one member of a wheel (zip) or sdist (tar.gz) to the open file `out`. An sdist stays
+    open for its next members: its index is read once, not once a member (19 members of a
+    76 MB sdist took 19 s so)."""
     if archive.name.endswith(".tar.gz"):
-        with tarfile.open(archive) as t:
-            src = t.extractfile(name)
-            if src is None:
-                sys.exit(f"[real-files] {archive.name}: {name} is not a file")
-            while chunk := src.read(1 << 20):
-                out.write(chunk)
+        if archive not in _SDISTS:
+            _SDISTS[archive] = tarfile.open(archive)
+        src = _SDISTS[archive].extractfile(name)
+        if src is None:
+            sys.exit(f"[real-files] {archive.name}: {name} is not a file")
+        while chunk := src.read(1 << 20):
+            out.write(chunk)
     else:
         with zipfile.ZipFile(archive) as z, z.open(name) as src:
             while chunk := src.read(1 << 20):

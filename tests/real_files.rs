@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::fmt::Write;
 use std::path::PathBuf;
 
 use common::run;
@@ -96,7 +97,146 @@ fn real_files_read_as_their_own_readers_read_them() {
             values_checked += 1;
         }
     }
-    assert!(values_checked >= files.len(), "{values_checked} tensors' values checked");
+    let with_tensors =
+        files.iter().filter(|(_, id, _)| !expected[id.as_str()]["tensors"].as_array().unwrap().is_empty());
+    assert!(values_checked >= with_tensors.count(), "{values_checked} tensors' values checked");
+}
+
+/// GGUF files' metadata, vocabularies and chat templates as gguf-py reads them and jinja2
+/// renders them: every key in file order with its type and value (an array's item type, length
+/// and first items), every token (text, type, score) through one sha256, and each template's
+/// rendering of the sample conversation with the file's own BOS and EOS.
+#[test]
+fn real_gguf_metadata_vocabularies_and_templates_read_as_gguf_py_and_jinja2_do() {
+    let expected = json(real().join("expected.json"));
+    let (mut files, mut vocabularies, mut templates) = (0, 0, 0);
+    for (path, id, _) in corpus().iter().filter(|(_, _, f)| f["format"] == "gguf") {
+        let want = &expected[id.as_str()];
+        let (code, out, err) = run(&["inspect", path, "--json"]);
+        assert_eq!(code, 0, "{id}: {err}");
+        let r: Json = serde_json::from_str(&out).unwrap();
+        metadata_as_gguf_py_reads_it(id, &r["metadata"], &want["metadata"]);
+        files += 1;
+        if let Some(vocabulary) = want.get("tokenizer") {
+            tokens_as_gguf_py_reads_them(id, path, vocabulary);
+            templates += templates_as_jinja2_renders_them(id, path, &want["templates"]);
+            vocabularies += 1;
+        }
+    }
+    assert!(
+        files >= 20 && vocabularies >= 20 && templates >= 7,
+        "{files} files, {vocabularies} vocabularies, {templates} templates"
+    );
+}
+
+fn metadata_as_gguf_py_reads_it(id: &str, ours: &Json, want: &Json) {
+    let ours = ours.as_object().unwrap();
+    let want = want.as_array().unwrap();
+    let keys: Vec<&str> = ours.keys().map(String::as_str).collect();
+    let want_keys: Vec<&str> = want.iter().map(|kv| kv[0].as_str().unwrap()).collect();
+    assert_eq!(keys, want_keys, "{id}: the metadata keys, in file order");
+    for kv in want {
+        let (key, kind, value) = (kv[0].as_str().unwrap(), kv[1].as_str().unwrap(), &kv[2]);
+        let got = &ours[key];
+        assert_eq!(got["type"], kind, "{id} {key}");
+        if kind != "array" {
+            same_item(&format!("{id} {key}"), kind, &got["value"], value);
+            continue;
+        }
+        assert_eq!(got["item_type"], value["item_type"], "{id} {key}");
+        assert_eq!(got["len"], value["len"], "{id} {key}");
+        let (Some(items), Some(head)) = (got["value"].as_array(), value["head"].as_array()) else { continue };
+        assert!(items.len() >= head.len().min(64), "{id} {key}: {} items shown", items.len());
+        let item_type = value["item_type"].as_str().unwrap();
+        for (i, (a, b)) in items.iter().zip(head).enumerate() {
+            same_item(&format!("{id} {key}[{i}]"), item_type, a, b);
+        }
+    }
+}
+
+/// One metadata value against gguf-py's: numbers equal as numbers (a float as its `f64`), a long
+/// string by its sha256 and length.
+fn same_item(what: &str, kind: &str, ours: &Json, want: &Json) {
+    match (kind, want) {
+        ("string", Json::Object(digest)) => {
+            let text = ours.as_str().unwrap();
+            assert_eq!(text.chars().count() as u64, digest["chars"].as_u64().unwrap(), "{what}: length");
+            assert_eq!(sha256_hex(text.as_bytes()), digest["sha256"], "{what}: text");
+        }
+        ("f32" | "f64", _) => assert_eq!(ours.as_f64(), want.as_f64(), "{what}"),
+        _ => assert_eq!(ours, want, "{what}"),
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A token of `tokens --json`.
+#[derive(serde::Deserialize)]
+struct Token {
+    id: u64,
+    text: String,
+    #[serde(rename = "type")]
+    kind: String,
+    score: f64,
+}
+
+/// The whole vocabulary through `tokens --json`, hashed as make_expected.py hashes gguf-py's:
+/// one line a token, its text, then its type's name and its score's `f32` bits (where the file
+/// lists them), tab-separated.
+fn tokens_as_gguf_py_reads_them(id: &str, path: &str, want: &Json) {
+    let (code, out, err) = run(&["tokens", path, "--json"]);
+    assert_eq!(code, 0, "{id}: {err}");
+    let tokens: Vec<Token> = serde_json::from_str(&out).unwrap();
+    assert_eq!(tokens.len() as u64, want["tokens"].as_u64().unwrap(), "{id}: tokens");
+    let mut lines = String::new();
+    for (i, t) in tokens.iter().enumerate() {
+        assert_eq!(t.id, i as u64, "{id}: token ids in order");
+        lines.push_str(&t.text);
+        if want["types"] == true {
+            lines.push('\t');
+            lines.push_str(&t.kind);
+        }
+        if want["scores"] == true {
+            // The little-endian bytes in hex, as Python's `struct.pack("<f", s).hex()`.
+            let bits = u32::from_be_bytes((t.score as f32).to_le_bytes());
+            write!(lines, "\t{bits:08x}").unwrap();
+        }
+        lines.push('\n');
+    }
+    assert_eq!(sha256_hex(lines.as_bytes()), want["sha256"], "{id}: the tokens' texts, types or scores");
+}
+
+/// Each chat template's rendering against jinja2's (an error where jinja2 failed too); the
+/// number of templates compared.
+fn templates_as_jinja2_renders_them(id: &str, path: &str, want: &Json) -> usize {
+    let want = want.as_object().unwrap();
+    let (code, out, err) = run(&["template", path, "--json"]);
+    if want.is_empty() {
+        assert!(code != 0 && err.contains("no chat template"), "{id}: {code} {err}");
+        return 0;
+    }
+    assert_eq!(code, 0, "{id}: {err}");
+    let ours: Json = serde_json::from_str(&out).unwrap();
+    let ours = ours.as_array().unwrap();
+    let mut names: Vec<&str> = ours.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    assert_eq!(names, want.keys().map(String::as_str).collect::<Vec<_>>(), "{id}: the templates");
+    for t in ours {
+        let name = t["name"].as_str().unwrap();
+        match want[name].get("rendered") {
+            Some(rendered) => {
+                assert_eq!(t["error"], Json::Null, "{id} {name}");
+                assert_eq!(&t["rendered"], rendered, "{id} {name}: the rendering");
+            }
+            None => {
+                assert!(t["error"].is_string(), "{id} {name}: jinja2 failed ({}), ours rendered", want[name]["error"])
+            }
+        }
+    }
+    ours.len()
 }
 
 /// The safety report against picklescan's and the globals the stub unpickler met, and what

@@ -10,7 +10,9 @@ requirements.txt beside this script; never imports torch and never runs code fro
 Output: one JSON object keyed by file id (keys sorted; lists keep file order):
   format, tensors [{name, dtype, shape, offset, nbytes, strides}], params, values
   {name: {count, nan, inf, min, max, mean, first}}; pickles also: container, globals,
-  picklescan {infected, dangerous}, weights_only {loads, rejected, reason}.
+  picklescan {infected, dangerous}, weights_only {loads, rejected, reason}; GGUF also: metadata
+  [[key, type, value]], and with a vocabulary tokenizer {tokens, types, scores, sha256} and
+  templates {name: {rendered} or {error}}.
 A file that cannot be read gives {"format", "error"} and a line on stderr.
 
 Conventions:
@@ -18,6 +20,13 @@ Conventions:
   offset = absolute, nbytes = tensor.n_bytes; values = gguf.quants.dequantize, in storage order.
 - safetensors: header order; dtype and shape as in the header; offset = 8 + header length +
   data_offsets[0]. Values via safe_open(framework="numpy"); BF16/F8 decoded here from the bytes.
+- GGUF metadata: gguf-py's fields in file order, its own GGUF.* entries left out; types as the
+  viewer's JSON names them; a string over 256 characters as {sha256, chars}; an array as
+  {item_type, len, head: its first 16 items}. tokenizer.sha256: over one line per token (its
+  text, then its type's name and its score's float32 bytes in hex where the file lists them,
+  tab-separated). templates: each chat template rendered by jinja2 with transformers' settings
+  (tests/fixtures/make_kind_fixtures.py's render) for the sample conversation, bos_token and
+  eos_token the file's own.
 - Pickles: a stub unpickler (find_class imports nothing). Torch zip (data.pkl, storages under
   <prefix>/data/<key>), TorchScript zip (also constants.pkl, storages under constants/<key>,
   tensors named CONSTANTS.c<i>), legacy (5 pickles, then each storage of the key list as an
@@ -37,6 +46,7 @@ Conventions:
   non-finite one written as the string "NaN", "inf" or "-inf".
 """
 import collections
+import hashlib
 import io
 import json
 import math
@@ -137,7 +147,103 @@ def read_gguf(path):
             values[name] = stats(t.data.astype(np.float32) if plain else dequantize(t.data, t.tensor_type))
         except NotImplementedError as e:
             print(f"{path}: {name}: {e}", file=sys.stderr)
-    return {"tensors": tensors, "values": values}
+    out = {"tensors": tensors, "values": values, "metadata": gguf_metadata(r)}
+    if "tokenizer.ggml.tokens" in r.fields:
+        out["tokenizer"] = gguf_tokenizer(r)
+        out["templates"] = gguf_templates(r)
+    return out
+
+
+# gguf-py's value types, by the names the viewer's JSON gives them.
+GGUF_TYPES = {"UINT8": "u8", "INT8": "i8", "UINT16": "u16", "INT16": "i16", "UINT32": "u32", "INT32": "i32",
+              "UINT64": "u64", "INT64": "i64", "FLOAT32": "f32", "FLOAT64": "f64", "BOOL": "bool",
+              "STRING": "string", "ARRAY": "array"}
+LONG_TEXT = 256  # longer strings are given as their sha256 and length
+
+
+def gguf_item(field, part, kind):
+    """One metadata value (a scalar, or an array's item) as JSON."""
+    if kind == "STRING":
+        text = bytes(field.parts[part]).decode("utf-8", errors="replace")
+        if len(text) > LONG_TEXT:
+            return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "chars": len(text)}
+        return text
+    v = field.parts[part][0]
+    if kind == "BOOL":
+        return bool(v)
+    return num(v) if kind.startswith("FLOAT") else int(v)
+
+
+def gguf_metadata(r):
+    """Every key-value pair in file order: [key, type, value]; an array as {item_type, len,
+    head: its first 16 items} (the viewer's JSON holds the first 64)."""
+    out = []
+    for key, field in r.fields.items():
+        if key.startswith("GGUF."):  # gguf-py's own entries: the header's version and counts
+            continue
+        kinds = [t.name for t in field.types]
+        if kinds[0] != "ARRAY":
+            out.append([key, GGUF_TYPES[kinds[0]], gguf_item(field, field.data[0], kinds[0])])
+        elif len(kinds) == 2:
+            head = [gguf_item(field, i, kinds[1]) for i in field.data[:16]]
+            out.append([key, "array", {"item_type": GGUF_TYPES[kinds[1]], "len": len(field.data), "head": head}])
+        else:  # an array of arrays: its length
+            out.append([key, "array", {"item_type": "array", "len": len(field.data), "head": None}])
+    return out
+
+
+TOKEN_TYPES = ["undefined", "normal", "unknown", "control", "user_defined", "unused", "byte"]
+
+
+def gguf_tokenizer(r):
+    """The vocabulary: its size and a sha256 over every token, one line each: its text, then its
+    type's name (when the file lists types) and its score's float32 bits in hex (when it lists
+    scores), tab-separated."""
+    f = r.fields
+    texts = [bytes(f["tokenizer.ggml.tokens"].parts[i]).decode("utf-8", errors="replace")
+             for i in f["tokenizer.ggml.tokens"].data]
+    cols = [texts]
+    if "tokenizer.ggml.token_type" in f:
+        t = f["tokenizer.ggml.token_type"]
+        cols.append([TOKEN_TYPES[v] if 0 <= v < len(TOKEN_TYPES) else str(v)
+                     for v in (int(t.parts[i][0]) for i in t.data)])
+    if "tokenizer.ggml.scores" in f:
+        sc = f["tokenizer.ggml.scores"]
+        cols.append([struct.pack("<f", sc.parts[i][0]).hex() for i in sc.data])
+    h = hashlib.sha256()
+    for row in zip(*cols):
+        h.update(("\t".join(row) + "\n").encode())
+    return {"tokens": len(texts), "types": "tokenizer.ggml.token_type" in f,
+            "scores": "tokenizer.ggml.scores" in f, "sha256": h.hexdigest()}
+
+
+def gguf_templates(r):
+    """Each chat template rendered by jinja2 as transformers renders it, for the sample
+    conversation, with the file's own BOS and EOS texts: {name: {"rendered": text} or
+    {"error": jinja2's words}}."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+    from make_kind_fixtures import render
+
+    f = r.fields
+    tokens = f["tokenizer.ggml.tokens"]
+
+    def special(role):
+        key = f"tokenizer.ggml.{role}_token_id"
+        if key not in f:
+            return ""
+        i = int(f[key].parts[f[key].data[0]][0])
+        return bytes(tokens.parts[tokens.data[i]]).decode("utf-8", errors="replace") if i < len(tokens.data) else ""
+
+    out = {}
+    for key, field in f.items():
+        if key == "tokenizer.chat_template" or (key.startswith("tokenizer.chat_template.")):
+            name = "default" if key == "tokenizer.chat_template" else key.split(".", 2)[2]
+            text = bytes(field.parts[field.data[0]]).decode("utf-8", errors="replace")
+            try:
+                out[name] = {"rendered": render(text, special("bos"), special("eos"))}
+            except Exception as e:  # noqa: BLE001 - the template's own failure is the reading
+                out[name] = {"error": f"{type(e).__name__}: {e}"}
+    return out
 
 
 # ---------------------------------------------------------------- safetensors
