@@ -64,8 +64,8 @@ fn false_alarm(f: &Json) -> bool {
 #[test]
 fn real_files_read_as_their_own_readers_read_them() {
     let expected = json(real().join("expected.json"));
-    let files = corpus();
-    assert!(files.len() >= 15, "{} files", files.len());
+    let files: Vec<_> = corpus().into_iter().filter(|(_, _, f)| f["format"] != "chat_template").collect();
+    assert!(files.len() >= 38, "{} files", files.len());
     let mut values_checked = 0;
     for (path, id, _) in &files {
         let want = &expected[id.as_str()];
@@ -171,6 +171,28 @@ fn same_item(what: &str, kind: &str, ours: &Json, want: &Json) {
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Chat templates from models' repositories rendered for the sample conversation as jinja2
+/// renders them with transformers' settings (or failing where jinja2 fails).
+#[test]
+fn real_chat_templates_render_as_jinja2_renders_them() {
+    use tensorscope::engine::template_render::render_sample;
+    let expected = json(real().join("expected.json"));
+    let (mut rendered, mut failed) = (0, 0);
+    for (path, id, _) in corpus().iter().filter(|(_, _, f)| f["format"] == "chat_template") {
+        let text = std::fs::read_to_string(path).unwrap();
+        let want = &expected[id.as_str()]["template"];
+        match (render_sample(&text, "<bos>", "<eos>"), want.get("rendered")) {
+            (Ok(ours), Some(theirs)) => {
+                assert_eq!(ours, theirs.as_str().unwrap(), "{id}: the rendering");
+                rendered += 1;
+            }
+            (Err(_), None) => failed += 1,
+            (ours, _) => panic!("{id}: ours {ours:?}, jinja2 {want}"),
+        }
+    }
+    assert!(rendered >= 68 && failed >= 2, "{rendered} rendered, {failed} failed");
 }
 
 /// A token of `tokens --json`.
@@ -348,6 +370,29 @@ fn mutated_real_pickles_never_panic() {
                 }
             }
             tensorscope::engine::fuzz::pickle(&b);
+        }
+    }
+}
+
+/// Real chat templates, mutated (bytes flipped, tags cut, `generation` tags moved in): every
+/// render ends in a rendering or an error, never a panic.
+#[test]
+fn mutated_real_chat_templates_never_panic() {
+    let mut rng = common::Rng(0x7e57_ab1e_5eed_0002);
+    for (path, _, _) in corpus().iter().filter(|(_, _, f)| f["format"] == "chat_template") {
+        let base = std::fs::read(path).unwrap();
+        for _ in 0..8 {
+            let mut b = base.clone();
+            for _ in 0..1 + rng.below(3) {
+                let at = rng.below(b.len());
+                match rng.below(4) {
+                    0 => b[at] ^= 1 << rng.below(8),
+                    1 => b[at] = [b'{', b'}', b'%', b'\'', b'-'][rng.below(5)],
+                    2 => b.splice(at..at, b"{%- generation %}".iter().copied()).for_each(drop),
+                    _ => b.truncate(at.max(1)),
+                }
+            }
+            tensorscope::engine::fuzz::chat_template(&b);
         }
     }
 }

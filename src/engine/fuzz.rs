@@ -30,6 +30,17 @@ pub fn pickle(data: &[u8]) {
     let _ = assemble(vec![(FileInfo::new("x.pt", data.len() as u64), parsed)]);
 }
 
+/// Render `data` (as UTF-8, lossily) as a chat template for the sample conversation: a result
+/// or an error, bounded by the renderer's fuel and output limit, never a panic; and the
+/// `generation` tags' rewrite keeps every line where it was.
+#[cfg(feature = "render")]
+pub fn chat_template(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let rewritten = super::template_generation::with_generation_tags_rewritten(&text);
+    assert_eq!(rewritten.lines().count(), text.lines().count(), "a line moved");
+    let _ = super::template_render::render_sample(&text, "<bos>", "<eos>");
+}
+
 /// Cut `data` at its `0xff 0xfe` markers into files named by kind, and assemble them.
 pub fn assemble_split(data: &[u8]) {
     const NAMES: [&str; 4] =

@@ -58,6 +58,10 @@ pub mod repo_report;
 pub mod report;
 pub mod template;
 #[cfg(feature = "render")]
+pub mod template_generation;
+#[cfg(feature = "render")]
+pub mod template_json;
+#[cfg(feature = "render")]
 pub mod template_render;
 pub mod tokens;
 pub mod training;

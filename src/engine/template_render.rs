@@ -1,13 +1,16 @@
 //! Rendering a chat template for a sample conversation, as transformers renders one
-//! (`trim_blocks`, `lstrip_blocks`, loop controls, `raise_exception`, `tojson` without HTML
-//! escaping, Python's string methods), with a Rust Jinja engine that cannot reach any
+//! (`trim_blocks`, `lstrip_blocks`, loop controls, `raise_exception`, its `tojson` and
+//! `generation` blocks, Python's string methods), with a Rust Jinja engine that cannot reach any
 //! interpreter: an injected template renders as text or fails, and runs nothing. Fuel bounds
 //! the work, so `range(10**12)` stops with an error instead of hanging.
 
 use minijinja::syntax::SyntaxConfig;
-use minijinja::value::Serde;
+use minijinja::value::{Kwargs, Rest, Serde, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value};
 use serde_json::json;
+
+use super::template_generation::with_generation_tags_rewritten;
+use super::template_json::{dumps, Dumps};
 
 /// Most template instructions one render may run.
 const FUEL: u64 = 5_000_000;
@@ -55,22 +58,13 @@ fn render(template: &str, bos_token: &str, eos_token: &str) -> Result<String, St
         Err(Error::new(ErrorKind::InvalidOperation, format!("raise_exception: {msg}")))
     });
     env.add_function("strftime_now", |fmt: String| -> String { fixed_date(&fmt) });
-    env.add_filter("tojson", |v: Value, indent: Option<usize>| -> Result<String, Error> {
+    env.add_filter("tojson", |v: Value, args: Rest<Value>, kwargs: Kwargs| -> Result<String, Error> {
+        let how = dumps_args(&args, &kwargs)?;
         let json: serde_json::Value =
             serde_json::to_value(&v).map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
-        let text = match indent {
-            Some(n) => {
-                let pad = vec![b' '; n.min(16)];
-                let mut out = Vec::new();
-                let fmt = serde_json::ser::PrettyFormatter::with_indent(&pad);
-                let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
-                serde::Serialize::serialize(&json, &mut ser)
-                    .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
-                String::from_utf8_lossy(&out).into_owned()
-            }
-            None => python_json(&json),
-        };
-        Ok(text)
+        dumps(&json, &how, MAX_OUTPUT).map_err(|_| {
+            Error::new(ErrorKind::InvalidOperation, format!("tojson: the text is over the {MAX_OUTPUT}-byte limit"))
+        })
     });
     let ctx = json!({
         "messages": sample_messages(),
@@ -79,7 +73,8 @@ fn render(template: &str, bos_token: &str, eos_token: &str) -> Result<String, St
         "eos_token": eos_token,
         "tools": [],
     });
-    let out = env.render_str(template, Value::from(Serde(ctx))).map_err(|e| describe(&e))?;
+    let template = with_generation_tags_rewritten(template);
+    let out = env.render_str(&template, Value::from(Serde(ctx))).map_err(|e| describe(&e))?;
     if out.len() > MAX_OUTPUT {
         return Err(format!("the rendering is {} bytes, over the {MAX_OUTPUT}-byte limit", out.len()));
     }
@@ -98,18 +93,46 @@ fn describe(e: &Error) -> String {
     text
 }
 
-/// `json.dumps(x, ensure_ascii=False)`: `", "` and `": "` separators, as Python writes them.
-fn python_json(v: &serde_json::Value) -> String {
-    use serde_json::Value as J;
-    match v {
-        J::Array(items) => format!("[{}]", items.iter().map(python_json).collect::<Vec<_>>().join(", ")),
-        J::Object(m) => {
-            let items: Vec<String> =
-                m.iter().map(|(k, v)| format!("{}: {}", J::String(k.clone()), python_json(v))).collect();
-            format!("{{{}}}", items.join(", "))
-        }
-        other => other.to_string(),
+/// The `json.dumps` arguments of a `tojson` call, as transformers' filter takes them: by position
+/// (`ensure_ascii`, `indent`, `separators`, `sort_keys`) or by name; Python's errors for more,
+/// repeated or unknown ones.
+fn dumps_args(args: &[Value], kwargs: &Kwargs) -> Result<Dumps, Error> {
+    const NAMES: [&str; 4] = ["ensure_ascii", "indent", "separators", "sort_keys"];
+    let bad = |msg: String| Error::new(ErrorKind::InvalidOperation, msg);
+    if args.len() > NAMES.len() {
+        return Err(bad(format!("tojson() takes at most {} arguments ({} given)", NAMES.len() + 1, args.len() + 1)));
     }
+    let mut given: [Option<Value>; 4] = Default::default();
+    for (i, name) in NAMES.iter().enumerate() {
+        let named: Option<Value> = kwargs.get(name)?;
+        given[i] = match (args.get(i), named) {
+            (Some(_), Some(_)) => return Err(bad(format!("tojson() got multiple values for argument '{name}'"))),
+            (Some(v), None) => Some(v.clone()),
+            (None, v) => v,
+        };
+    }
+    kwargs.assert_all_used()?;
+    let [ensure_ascii, indent, separators, sort_keys] = given;
+    let indent = match indent {
+        None => None,
+        Some(v) if v.kind() == ValueKind::Bool => Some(if v.is_true() { " " } else { "" }.to_owned()),
+        Some(v) => match (v.as_i64(), v.as_str()) {
+            (Some(n), _) => Some(" ".repeat(usize::try_from(n).unwrap_or(0).min(64))),
+            (_, Some(s)) => Some(s.to_owned()),
+            _ => return Err(bad(format!("tojson(): indent must be an integer or a string, not {}", v.kind()))),
+        },
+    };
+    let mut how = Dumps::new(indent);
+    how.ensure_ascii = ensure_ascii.is_some_and(|v| v.is_true());
+    how.sort_keys = sort_keys.is_some_and(|v| v.is_true());
+    if let Some(v) = separators {
+        let pair: Vec<Value> = v.try_iter().map(|items| items.collect()).unwrap_or_default();
+        match (pair.first().and_then(Value::as_str), pair.get(1).and_then(Value::as_str), pair.len()) {
+            (Some(item), Some(key), 2) => how.separators = (item.to_owned(), key.to_owned()),
+            _ => return Err(bad("tojson(): separators must be a pair of strings".into())),
+        }
+    }
+    Ok(how)
 }
 
 /// `strftime` of a fixed day (26 July 2024, 00:00), so a rendering is the same every day.
@@ -139,6 +162,34 @@ mod tests {
             "SYSTEM: You are terse.\nUSER: Hello\nASSISTANT: Hi.\nUSER: Name a colour.\n"
         );
         assert_eq!(render_sample("{{ {'a': [1, 'é']} | tojson }}", "", "").unwrap(), "{\"a\": [1, \"é\"]}");
+    }
+
+    // Each expected text is jinja2's rendering with transformers' `tojson` and its `generation`
+    // extension.
+    #[test]
+    fn tojson_takes_transformers_arguments() {
+        let cases = [
+            ("{{ {'b': 'é', 'a': 1.0} | tojson(true) }}", "{\"b\": \"\\u00e9\", \"a\": 1.0}"),
+            ("{{ {'b': 'é', 'a': 1.0} | tojson(indent=2, sort_keys=true) }}", "{\n  \"a\": 1.0,\n  \"b\": \"é\"\n}"),
+            ("{{ [1, 2] | tojson(separators=(',', ':')) }}", "[1,2]"),
+            ("{{ [1] | tojson(indent='\\t') }}", "[\n\t1\n]"),
+            ("{{ [0.00001, 1e16] | tojson }}", "[1e-05, 1e+16]"),
+        ];
+        for (t, want) in cases {
+            assert_eq!(render_sample(t, "", "").unwrap(), want, "{t}");
+        }
+        let e = render_sample("{{ 1 | tojson(indent=2, bogus=1) }}", "", "").unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
+        let e = render_sample("{{ 1 | tojson(true, ensure_ascii=true) }}", "", "").unwrap_err();
+        assert!(e.contains("multiple values for argument 'ensure_ascii'"), "{e}");
+        let e = render_sample("{{ range(100) | list | tojson(indent='x' * 100000) }}", "", "").unwrap_err();
+        assert!(e.contains("limit"), "{e}");
+    }
+
+    #[test]
+    fn generation_blocks_render_their_body() {
+        let t = "{% for m in messages %}\n  {%- generation -%}\n  {{ m.role }};\n  {%- endgeneration %}\n{% endfor %}";
+        assert_eq!(render_sample(t, "", "").unwrap(), "system;user;assistant;user;");
     }
 
     #[test]

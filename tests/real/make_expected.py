@@ -4,7 +4,7 @@
     python3 tests/real/make_expected.py CACHE_DIR [--manifest PATH] > tests/real/expected.json
 
 CACHE_DIR holds files/<id>/<file> for every entry of tests/real/manifest.json (its "files"
-list: {"id", "file", "format": "gguf"|"safetensors"|"pickle"}). Needs the pinned packages of
+list: {"id", "file", "format": "gguf"|"safetensors"|"pickle"|"chat_template"}). Needs the pinned packages of
 requirements.txt beside this script; never imports torch and never runs code from a file.
 
 Output: one JSON object keyed by file id (keys sorted; lists keep file order):
@@ -12,7 +12,8 @@ Output: one JSON object keyed by file id (keys sorted; lists keep file order):
   {name: {count, nan, inf, min, max, mean, first}}; pickles also: container, globals,
   picklescan {infected, dangerous}, weights_only {loads, rejected, reason}; GGUF also: metadata
   [[key, type, value]], and with a vocabulary tokenizer {tokens, types, scores, sha256} and
-  templates {name: {rendered} or {error}}.
+  templates {name: {rendered} or {error}}; a chat template (a .jinja file): template {rendered}
+  or {error}, rendered with bos_token "<bos>" and eos_token "<eos>".
 A file that cannot be read gives {"format", "error"} and a line on stderr.
 
 Conventions:
@@ -221,9 +222,6 @@ def gguf_templates(r):
     """Each chat template rendered by jinja2 as transformers renders it, for the sample
     conversation, with the file's own BOS and EOS texts: {name: {"rendered": text} or
     {"error": jinja2's words}}."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
-    from make_kind_fixtures import render
-
     f = r.fields
     tokens = f["tokenizer.ggml.tokens"]
 
@@ -239,11 +237,19 @@ def gguf_templates(r):
         if key == "tokenizer.chat_template" or (key.startswith("tokenizer.chat_template.")):
             name = "default" if key == "tokenizer.chat_template" else key.split(".", 2)[2]
             text = bytes(field.parts[field.data[0]]).decode("utf-8", errors="replace")
-            try:
-                out[name] = {"rendered": render(text, special("bos"), special("eos"))}
-            except Exception as e:  # noqa: BLE001 - the template's own failure is the reading
-                out[name] = {"error": f"{type(e).__name__}: {e}"}
+            out[name] = render_template(text, special("bos"), special("eos"))
     return out
+
+
+def render_template(text, bos, eos):
+    """{rendered: jinja2's rendering with transformers' settings} or {error: jinja2's words}."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+    from make_kind_fixtures import render
+
+    try:
+        return {"rendered": render(text, bos, eos)}
+    except Exception as e:  # noqa: BLE001 - the template's own failure is the reading
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 # ---------------------------------------------------------------- safetensors
@@ -612,6 +618,9 @@ def read(path, fmt):
         out = read_gguf(path)
     elif fmt == "safetensors":
         out = read_safetensors(path)
+    elif fmt == "chat_template":
+        with open(path, encoding="utf-8") as f:
+            out = {"tensors": [], "values": {}, "template": render_template(f.read(), "<bos>", "<eos>")}
     elif fmt == "pickle":
         out = read_pickle(path)
         out["globals"] = sorted({f"{m}.{n}" for m, n in out["globals"]})
