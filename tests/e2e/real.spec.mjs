@@ -95,3 +95,30 @@ test('a TorchScript archive named .jit shows its tensors and that its code runs 
   assert.ok(codes.includes('pickle.torchscript'), codes.join());
   assert.deepEqual(s.browser.errors, []);
 });
+
+test("llama.cpp's 256k-token command-r vocabulary: tokens paged from the file as gguf-py reads them, three templates", async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  const f = realFile('llama.cpp-vocab-command-r');
+  await v.open();
+  await v.pick(f.path);
+  await v.waitLoaded(f.name);
+  assert.equal(await v.text('summary-tensors'), '0');
+  await v.tab('tokenizer');
+  assert.match(await v.text('tokenizer-facts'), /gpt2 tokenizer, pre-tokenizer command-r, 256000 tokens, 253333 merges/);
+  await page.locator('[data-testid=special-bos] code', { hasText: '<BOS_TOKEN>' }).waitFor();
+  // The first rows are gguf-py's first tokens.
+  const tokens = f.want.metadata.find(([key]) => key === 'tokenizer.ggml.tokens')[2].head;
+  await page.locator('[data-testid=token-row][data-id="8"]').waitFor();
+  for (const id of [0, 5, 8]) {
+    const row = page.locator(`[data-testid=token-row][data-id="${id}"]`);
+    assert.equal(await row.locator('.token-text').textContent(), tokens[id]);
+  }
+  // The last token, 255,999 rows down, is paged in from the file.
+  await page.locator('[data-testid=token-search]').fill('255999');
+  await page.locator('[data-testid=token-row][data-id="255999"].picked').waitFor();
+  const names = await page.locator('[data-testid=template]').evaluateAll((ts) => ts.map((t) => t.dataset.name).sort());
+  assert.deepEqual(names, Object.keys(f.want.templates).sort());
+  assert.equal(await page.locator('[data-testid=template-finding]').count(), 0);
+  assert.deepEqual(s.browser.errors, []);
+});
