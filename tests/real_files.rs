@@ -360,18 +360,25 @@ fn mutated_real_pickles_never_panic() {
         let (path, _, _) = files.iter().find(|(_, i, _)| i == id).unwrap();
         let base = std::fs::read(path).unwrap();
         for _ in 0..150 {
-            let mut b = base.clone();
-            for _ in 0..1 + rng.below(4) {
-                let at = rng.below(b.len());
-                match rng.below(3) {
-                    0 => b[at] ^= 1 << rng.below(8),
-                    1 => b[at] = [0, 0xff, 0x80, b'X', b'.'][rng.below(5)],
-                    _ => b.truncate(at.max(1)),
-                }
-            }
-            tensorscope::engine::fuzz::pickle(&b);
+            tensorscope::engine::fuzz::pickle(&mutated(&mut rng, &base, &[0, 0xff, 0x80, b'X', b'.'], b""));
         }
     }
+}
+
+/// `base` with 1-4 edits: a bit flipped, a byte set to one of `bytes`, `insert` put in (when
+/// not empty), or the rest cut.
+fn mutated(rng: &mut common::Rng, base: &[u8], bytes: &[u8], insert: &[u8]) -> Vec<u8> {
+    let mut b = base.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(b.len());
+        match rng.below(if insert.is_empty() { 3 } else { 4 }) {
+            0 => b[at] ^= 1 << rng.below(8),
+            1 => b[at] = bytes[rng.below(bytes.len())],
+            3 => b.splice(at..at, insert.iter().copied()).for_each(drop),
+            _ => b.truncate(at.max(1)),
+        }
+    }
+    b
 }
 
 /// Real chat templates, mutated (bytes flipped, tags cut, `generation` tags moved in): every
@@ -382,16 +389,7 @@ fn mutated_real_chat_templates_never_panic() {
     for (path, _, _) in corpus().iter().filter(|(_, _, f)| f["format"] == "chat_template") {
         let base = std::fs::read(path).unwrap();
         for _ in 0..8 {
-            let mut b = base.clone();
-            for _ in 0..1 + rng.below(3) {
-                let at = rng.below(b.len());
-                match rng.below(4) {
-                    0 => b[at] ^= 1 << rng.below(8),
-                    1 => b[at] = [b'{', b'}', b'%', b'\'', b'-'][rng.below(5)],
-                    2 => b.splice(at..at, b"{%- generation %}".iter().copied()).for_each(drop),
-                    _ => b.truncate(at.max(1)),
-                }
-            }
+            let b = mutated(&mut rng, &base, b"{}%'-", b"{%- generation %}");
             tensorscope::engine::fuzz::chat_template(&b);
         }
     }
