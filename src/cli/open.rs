@@ -4,6 +4,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::source::run_job;
+use crate::engine::config::{is_template_file, TEMPLATE_DIR};
 use crate::engine::inspections::assemble;
 use crate::engine::job::headers_job;
 use crate::engine::model::{Checkpoint, FileInfo};
@@ -11,14 +12,17 @@ use crate::engine::open::Parsed;
 use crate::engine::text::base_name;
 use crate::engine::variants::{group, separate_models, variants};
 
-/// The files named by `paths`: files as given, folders by their direct children, sorted.
+/// The files named by `paths`: files as given, folders by their direct children (and the named
+/// chat templates of their `additional_chat_templates` folder), sorted.
 pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            let mut children: Vec<PathBuf> =
-                std::fs::read_dir(p)?.map(|e| e.map(|e| e.path())).collect::<io::Result<_>>()?;
-            children.retain(|c| c.is_file());
+            let mut children = files_in(p)?;
+            let templates = p.join(TEMPLATE_DIR);
+            if templates.is_dir() {
+                children.extend(files_in(&templates)?.into_iter().filter(|f| is_template_file(&f.to_string_lossy())));
+            }
             children.sort();
             out.extend(children);
         } else {
@@ -26,6 +30,13 @@ pub fn expand(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// The files directly in folder `dir`.
+fn files_in(dir: &std::path::Path) -> io::Result<Vec<PathBuf>> {
+    let mut children: Vec<PathBuf> = std::fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<io::Result<_>>()?;
+    children.retain(|c| c.is_file());
+    Ok(children)
 }
 
 /// Read the headers of every file and assemble them into one checkpoint.

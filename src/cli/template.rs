@@ -41,7 +41,7 @@ fn build(args: &Args, cp: &Checkpoint, out: &mut Vec<u8>) -> Result<(), String> 
     if all.is_empty() {
         return Err(match &args.name {
             Some(n) => format!("no chat template named '{}'", escape(n)),
-            None => "no chat template here (tokenizer.chat_template, tokenizer_config.json)".into(),
+            None => "no chat template here (tokenizer.chat_template, chat_template.jinja, chat_template.json, tokenizer_config.json)".into(),
         });
     }
     let (bos, eos) = (special_text(cp, "bos")?, special_text(cp, "eos")?);

@@ -1,10 +1,12 @@
 //! Chat templates: every one a checkpoint carries (GGUF `tokenizer.chat_template[.NAME]`,
-//! `tokenizer_config.json`'s `chat_template`), and a scan for the constructs of template
+//! transformers' `chat_template.jinja` and `additional_chat_templates/NAME.jinja`, a processor's
+//! `chat_template.json`, `tokenizer_config.json`'s `chat_template`), and a scan for the constructs of template
 //! injection. Templates are Jinja code that some runtimes render with too little sandboxing; a
 //! chat template never needs Python's internals, so reaching for them is an error finding.
 
 use serde_json::Value as Json;
 
+use super::config::{ConfigFile, TEMPLATE_FILE};
 use super::findings::{Finding, Rule, Severity};
 use super::hidden_text::is_hidden;
 use super::model::{Checkpoint, MetaValue};
@@ -35,7 +37,11 @@ pub struct Template {
     pub text: String,
 }
 
-/// Every chat template of `cp`: the GGUF keys in file order, then `tokenizer_config.json`'s.
+/// Every chat template of `cp`: the GGUF keys in file order; then, as transformers looks for
+/// them, the template files (`chat_template.jinja`, the default, and each
+/// `additional_chat_templates/NAME.jinja`), a processor's `chat_template.json` and
+/// `tokenizer_config.json`'s `chat_template`. A template the same as one listed before (name and
+/// text) is not listed again.
 pub fn templates(cp: &Checkpoint) -> Vec<Template> {
     let mut out = Vec::new();
     for (key, value) in &cp.metadata {
@@ -55,17 +61,35 @@ pub fn templates(cp: &Checkpoint) -> Vec<Template> {
             out.push(Template { name: name.to_owned(), source: key.clone(), text: text.to_owned() });
         }
     }
+    // Template files hold their text as a JSON string: the default one first, then the named.
+    let files: Vec<(&str, &ConfigFile, &String)> = cp
+        .configs
+        .iter()
+        .filter_map(|c| match (&c.json, c.base_name()) {
+            (Json::String(text), TEMPLATE_FILE) => Some(("default", c, text)),
+            (Json::String(text), base) => Some((base.strip_suffix(".jinja")?, c, text)),
+            _ => None,
+        })
+        .collect();
+    for (name, c, text) in files.iter().filter(|f| f.0 == "default").chain(files.iter().filter(|f| f.0 != "default")) {
+        push_new(&mut out, Template { name: (*name).to_owned(), source: c.path.clone(), text: (*text).clone() });
+    }
+    for c in cp.configs.iter().filter(|c| c.base_name() == "chat_template.json") {
+        if let Some(Json::String(t)) = c.json.get("chat_template") {
+            push_new(&mut out, Template { name: "default".into(), source: c.path.clone(), text: t.clone() });
+        }
+    }
     for c in cp.configs.iter().filter(|c| c.base_name() == "tokenizer_config.json") {
         match c.json.get("chat_template") {
             Some(Json::String(t)) => {
-                out.push(Template { name: "default".into(), source: c.path.clone(), text: t.clone() })
+                push_new(&mut out, Template { name: "default".into(), source: c.path.clone(), text: t.clone() })
             }
             Some(Json::Array(list)) => {
                 for item in list {
                     if let (Some(n), Some(t)) =
                         (item.get("name").and_then(Json::as_str), item.get("template").and_then(Json::as_str))
                     {
-                        out.push(Template { name: n.to_owned(), source: c.path.clone(), text: t.to_owned() });
+                        push_new(&mut out, Template { name: n.to_owned(), source: c.path.clone(), text: t.to_owned() });
                     }
                 }
             }
@@ -73,6 +97,13 @@ pub fn templates(cp: &Checkpoint) -> Vec<Template> {
         }
     }
     out
+}
+
+/// `t` added to `list` unless a template of the same name and text is there already.
+fn push_new(list: &mut Vec<Template>, t: Template) {
+    if !list.iter().any(|have| have.name == t.name && have.text == t.text) {
+        list.push(t);
+    }
 }
 
 /// Modules and builtins a template has no business naming.
@@ -388,6 +419,36 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    #[test]
+    fn templates_come_from_every_file_transformers_reads_each_listed_once() {
+        use crate::config::ConfigFile;
+        use serde_json::json;
+        let mut cp = Checkpoint::empty(crate::model::Format::Safetensors);
+        let config = |path: &str, json: Json| ConfigFile { path: path.into(), json };
+        cp.configs = vec![
+            config("m/additional_chat_templates/tool_use.jinja", json!("TOOLS")),
+            config("m/chat_template.jinja", json!("NEW")),
+            config("m/chat_template.json", json!({"chat_template": "PROCESSOR"})),
+            config("m/config.json", json!({"chat_template": "NOT A TEMPLATE FILE"})),
+            // The same default again (a repo saved by an older transformers keeps both), and an
+            // older one that differs.
+            config(
+                "m/tokenizer_config.json",
+                json!({"chat_template": [{"name": "default", "template": "NEW"},
+                {"name": "tool_use", "template": "OLD TOOLS"}]}),
+            ),
+        ];
+        let got: Vec<(String, String, String)> =
+            templates(&cp).into_iter().map(|t| (t.name, t.source, t.text)).collect();
+        let want = [
+            ("default", "m/chat_template.jinja", "NEW"),
+            ("tool_use", "m/additional_chat_templates/tool_use.jinja", "TOOLS"),
+            ("default", "m/chat_template.json", "PROCESSOR"),
+            ("tool_use", "m/tokenizer_config.json", "OLD TOOLS"),
+        ];
+        assert_eq!(got, want.map(|(n, s, t)| (n.to_owned(), s.to_owned(), t.to_owned())));
     }
 
     #[test]

@@ -169,12 +169,13 @@ pub fn group(given: &[(FileInfo, Parsed)]) -> Grouping {
         claimed[i] = true;
     }
     out.groups.extend(loose.into_iter().map(|(_, g)| g));
-    // Config files join every safetensors or pickle set of their folder.
+    // Config files join every safetensors or pickle set of their folder (a named chat template,
+    // of the folder above its own).
     for (i, (info, parsed)) in given.iter().enumerate() {
         if !matches!(parsed, Parsed::Config(_)) {
             continue;
         }
-        let dir = folder(&info.path);
+        let dir = crate::config::companion_folder(&info.path);
         let mut joined = false;
         for g in &mut out.groups {
             let first = &given[g.files[0]];

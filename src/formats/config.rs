@@ -1,6 +1,8 @@
 //! The JSON files that come with Hugging Face weights (`config.json`, `generation_config.json`,
-//! `tokenizer_config.json`, ModelOpt's `hf_quant_config.json`): read whole, within a bound, and
-//! kept as parsed JSON for the model facts and the quantization scheme.
+//! `tokenizer_config.json`, ModelOpt's `hf_quant_config.json`, a processor's `chat_template.json`):
+//! read whole, within a bound, and kept as parsed JSON for the model facts, the quantization
+//! scheme and the chat templates; and the chat template files transformers writes beside them
+//! (`chat_template.jinja`, `additional_chat_templates/NAME.jinja`), kept as text.
 
 use serde_json::Value as Json;
 
@@ -12,12 +14,50 @@ use crate::step::{Decoder, FeedError, Step, Window};
 pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
 /// The file names read as configs.
-pub const CONFIG_NAMES: [&str; 5] =
-    ["config.json", "generation_config.json", "tokenizer_config.json", "hf_quant_config.json", "adapter_config.json"];
+pub const CONFIG_NAMES: [&str; 6] = [
+    "config.json",
+    "generation_config.json",
+    "tokenizer_config.json",
+    "hf_quant_config.json",
+    "adapter_config.json",
+    "chat_template.json",
+];
+
+/// The default chat template's own file, which transformers reads before `tokenizer_config.json`.
+pub const TEMPLATE_FILE: &str = "chat_template.jinja";
+/// The folder of transformers' named chat templates, one `NAME.jinja` each.
+pub const TEMPLATE_DIR: &str = "additional_chat_templates";
 
 /// Whether the file called `base` (a file name, no folder) is one of [`CONFIG_NAMES`].
 pub fn is_config_name(base: &str) -> bool {
     CONFIG_NAMES.contains(&base)
+}
+
+/// Whether `path` is a chat template file: [`TEMPLATE_FILE`], or a `.jinja` file in
+/// [`TEMPLATE_DIR`].
+pub fn is_template_file(path: &str) -> bool {
+    let base = crate::text::base_name(path);
+    base == TEMPLATE_FILE || (base.ends_with(".jinja") && parent_name(path) == TEMPLATE_DIR)
+}
+
+/// The folder of the model whose companion `path` is: its own folder, or for a named chat
+/// template the folder above [`TEMPLATE_DIR`] (each with its trailing separator).
+pub fn companion_folder(path: &str) -> &str {
+    let dir = folder(path);
+    match is_template_file(path) && parent_name(path) == TEMPLATE_DIR {
+        true => folder(dir.trim_end_matches(['/', '\\'])),
+        false => dir,
+    }
+}
+
+/// The folder part of `path`, with its trailing separator (empty for a bare name).
+fn folder(path: &str) -> &str {
+    &path[..path.len() - crate::text::base_name(path).len()]
+}
+
+/// The name of the folder `path` is in (empty for a bare name).
+fn parent_name(path: &str) -> &str {
+    crate::text::base_name(folder(path).trim_end_matches(['/', '\\']))
 }
 
 /// Stable codes of the rules a config file can break.
@@ -28,10 +68,11 @@ pub mod rules {
     pub const NOT_JSON: Rule = Rule::warning("config.not_json");
 }
 
-/// A config file as read: its JSON object, or why it could not be used.
+/// A config file as read: its JSON object (a template file's text), or why it could not be used.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfigRead {
     Json(Json),
+    Text(String),
     TooLarge(u64),
     NotJson(String),
 }
@@ -40,6 +81,7 @@ pub enum ConfigRead {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigFile {
     pub path: String,
+    /// Its JSON object; a chat template file's text as a JSON string.
     pub json: Json,
 }
 
@@ -50,15 +92,22 @@ impl ConfigFile {
     }
 }
 
-/// Reads a whole config file in chunks, then parses it.
+/// Reads a whole config file in chunks, then parses it (or, for a template file, keeps its text).
 pub struct ConfigDecoder {
     file_len: u64,
     window: Window,
+    text: bool,
 }
 
 impl ConfigDecoder {
+    /// A JSON config of `file_len` bytes.
     pub fn new(file_len: u64) -> Self {
-        ConfigDecoder { file_len, window: Window::new(0) }
+        ConfigDecoder { file_len, window: Window::new(0), text: false }
+    }
+
+    /// A chat template file of `file_len` bytes, kept as UTF-8 text.
+    pub fn text(file_len: u64) -> Self {
+        ConfigDecoder { text: true, ..ConfigDecoder::new(file_len) }
     }
 }
 
@@ -73,6 +122,10 @@ impl Decoder for ConfigDecoder {
             return Step::Need(ByteRange::new(self.window.end(), self.file_len));
         }
         let read = match serde_json::from_slice::<Json>(self.window.bytes()) {
+            _ if self.text => match std::str::from_utf8(self.window.bytes()) {
+                Ok(t) => ConfigRead::Text(t.to_owned()),
+                Err(e) => ConfigRead::NotJson(format!("it is not UTF-8 text: {e}")),
+            },
             Ok(json @ Json::Object(_)) => ConfigRead::Json(json),
             Ok(_) => ConfigRead::NotJson("its top level is not a JSON object".into()),
             Err(e) => ConfigRead::NotJson(format!("it is not valid JSON: {e}")),
@@ -165,6 +218,34 @@ mod tests {
     fn read(bytes: &[u8]) -> ConfigRead {
         let d = ConfigDecoder::new(bytes.len() as u64);
         drive(d, 7, |r| Ok::<_, ()>(bytes[r.start as usize..r.end as usize].to_vec())).unwrap()
+    }
+
+    #[test]
+    fn template_files_are_read_as_text() {
+        let text = |bytes: &[u8]| {
+            let d = ConfigDecoder::text(bytes.len() as u64);
+            drive(d, 5, |r| Ok::<_, ()>(bytes[r.start as usize..r.end as usize].to_vec())).unwrap()
+        };
+        assert_eq!(
+            text(b"{{ bos_token }}\n{% for m in messages %}"),
+            ConfigRead::Text("{{ bos_token }}\n{% for m in messages %}".into())
+        );
+        assert!(matches!(text(b"{{ \xff }}"), ConfigRead::NotJson(m) if m.contains("not UTF-8")));
+        for (path, template) in [
+            ("m/chat_template.jinja", true),
+            ("chat_template.jinja", true),
+            ("m/additional_chat_templates/tool_use.jinja", true),
+            ("additional_chat_templates/rag.jinja", true),
+            ("m/templates/tool_use.jinja", false),
+            ("m/additional_chat_templates/notes.txt", false),
+            ("m/other.jinja", false),
+        ] {
+            assert_eq!(is_template_file(path), template, "{path}");
+        }
+        assert_eq!(companion_folder("m/additional_chat_templates/tool_use.jinja"), "m/");
+        assert_eq!(companion_folder("additional_chat_templates/tool_use.jinja"), "");
+        assert_eq!(companion_folder("m/chat_template.jinja"), "m/");
+        assert_eq!(companion_folder("m/additional_chat_templates/config.json"), "m/additional_chat_templates/");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Opening one file of any kind: sniff its first bytes, then run the matching decoder.
 
-use super::config::{ConfigDecoder, ConfigRead};
+use super::config::{is_template_file, ConfigDecoder, ConfigRead};
 use super::gguf;
 use super::range::ByteRange;
 use super::safetensors;
@@ -59,6 +59,9 @@ impl Decoder for FileDecoder {
                         FileKind::Gguf => Inner::Gguf(Box::new(gguf::HeaderDecoder::new(self.file_len))),
                         FileKind::Safetensors => Inner::Safetensors(safetensors::HeaderDecoder::new(self.file_len)),
                         FileKind::Index => Inner::Index(safetensors::IndexDecoder::new(self.file_len)),
+                        FileKind::Config if is_template_file(&self.name) => {
+                            Inner::Config(ConfigDecoder::text(self.file_len))
+                        }
                         FileKind::Config => Inner::Config(ConfigDecoder::new(self.file_len)),
                         FileKind::Pickle(_) => Inner::Pickle(
                             Box::new(super::pickle::PickleDecoder::new(self.file_len, head.starts_with(b"PK\x03\x04"))),

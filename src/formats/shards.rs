@@ -75,6 +75,9 @@ impl Assembling {
                 Parsed::Index(i) if indexes_pickles(&info.path) => pickle_indexes.push((info, i)),
                 Parsed::Index(i) => indexes.push((info, i)),
                 Parsed::Config(ConfigRead::Json(json)) => configs.push(ConfigFile { path: info.path, json }),
+                Parsed::Config(ConfigRead::Text(text)) => {
+                    configs.push(ConfigFile { path: info.path, json: serde_json::Value::String(text) })
+                }
                 Parsed::Config(ConfigRead::TooLarge(n)) => findings.push(Finding::new(
                     config::rules::TOO_LARGE,
                     format!(

@@ -11,7 +11,8 @@ pub enum FileKind {
     /// A shard index (`model.safetensors.index.json`, `pytorch_model.bin.index.json`): which
     /// shard holds each tensor.
     Index,
-    /// A Hugging Face JSON config next to the weights ([`crate::config::CONFIG_NAMES`]).
+    /// A Hugging Face JSON config next to the weights ([`crate::config::CONFIG_NAMES`]), or a
+    /// chat template file ([`crate::config::is_template_file`]).
     Config,
     /// A pickle checkpoint (`torch.save`): recognised, never loaded; the text says which form.
     Pickle(&'static str),
@@ -54,7 +55,7 @@ pub fn sniff(name: &str, head: &[u8]) -> FileKind {
     {
         return FileKind::Index;
     }
-    if crate::config::is_config_name(crate::text::base_name(&lower)) {
+    if crate::config::is_config_name(crate::text::base_name(&lower)) || crate::config::is_template_file(&lower) {
         return FileKind::Config;
     }
     if is_pickle_name(&lower) && !lower.ends_with(".json") {

@@ -161,3 +161,25 @@ test('hidden characters in a chat template are shown as escapes and listed as a 
   assert.match(await warning.textContent(), /chat template 'default' \(.*tokenizer_config\.json\) line 2/);
   assert.deepEqual(s.browser.errors, []);
 });
+
+test("a folder saved by today's transformers: its chat_template.jinja and additional_chat_templates are found and checked", async () => {
+  const { page } = s.browser;
+  const dir = path.join(s.tmp.dir, 'template-files');
+  fs.mkdirSync(path.join(dir, 'additional_chat_templates'), { recursive: true });
+  fs.copyFileSync(fixture('kinds', 'kohya.safetensors'), path.join(dir, 'kohya.safetensors'));
+  fs.writeFileSync(path.join(dir, 'chat_template.jinja'), '{{ bos_token }}\n{% for m in messages %}{{ m.content }}{% endfor %}');
+  fs.writeFileSync(path.join(dir, 'additional_chat_templates', 'tool_use.jinja'), '{{ cycler.__init__.__globals__ }}');
+  const v = new Viewer(page, s.srv.url);
+  await v.open();
+  await v.pick(dir, 'folder-input');
+  await v.waitLoaded();
+  await v.tab('tokenizer');
+  const names = page.locator('[data-testid=template]');
+  await names.nth(1).waitFor();
+  assert.deepEqual(await names.evaluateAll((ts) => ts.map((t) => t.dataset.name)), ['default', 'tool_use']);
+  const lines = page.locator('[data-testid=template][data-name=default] [data-testid=template-code] .code-line');
+  assert.equal(await lines.count(), 2);
+  const hits = page.locator('[data-testid=template][data-name=tool_use] [data-testid=template-finding]');
+  assert.match((await hits.allTextContents()).join(), /template\.dunder/);
+  assert.deepEqual(s.browser.errors, []);
+});
