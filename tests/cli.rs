@@ -362,12 +362,15 @@ fn hidden_characters_in_a_chat_template_are_a_warning_shown_escaped() {
 
 /// A model folder as transformers saves it now: the default template in `chat_template.jinja`,
 /// named ones in `additional_chat_templates/`, the special tokens in `tokenizer_config.json`.
-/// Every template is found, checked and rendered; an injected one in the named folder is caught.
+/// Every template is found, checked and rendered; an injected one in the named folder is caught,
+/// and the stale default in `tokenizer_config.json` is said to be shadowed.
 #[test]
 fn chat_template_files_of_a_model_folder_are_found_checked_and_rendered() {
     let dir = temp_dir("template-files");
     std::fs::copy(fixture("st_all_numpy_dtypes.safetensors"), dir.join("model.safetensors")).unwrap();
-    std::fs::write(dir.join("tokenizer_config.json"), r#"{"bos_token": "<s>", "eos_token": "</s>"}"#).unwrap();
+    // An older default left beside the new file.
+    let config = r#"{"bos_token": "<s>", "eos_token": "</s>", "chat_template": "{{ 'old' }}"}"#;
+    std::fs::write(dir.join("tokenizer_config.json"), config).unwrap();
     std::fs::write(dir.join("chat_template.jinja"), "{{ bos_token }}{% for m in messages %}{{ m.role }};{% endfor %}")
         .unwrap();
     std::fs::create_dir_all(dir.join("additional_chat_templates")).unwrap();
@@ -376,7 +379,8 @@ fn chat_template_files_of_a_model_folder_are_found_checked_and_rendered() {
     assert_eq!(code, 0, "{err}");
     let templates: Json = serde_json::from_str(&out).unwrap();
     let names: Vec<&str> = templates.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["default", "tool_use"]);
+    assert_eq!(names, ["default", "tool_use", "default"]);
+    assert!(templates[2]["source"].as_str().unwrap().ends_with("tokenizer_config.json"), "{templates}");
     assert!(templates[0]["source"].as_str().unwrap().ends_with("chat_template.jinja"), "{templates}");
     assert_eq!(templates[0]["rendered"], "<s>system;user;assistant;user;");
     assert!(templates[1]["source"].as_str().unwrap().ends_with("additional_chat_templates/tool_use.jinja"));
@@ -387,4 +391,5 @@ fn chat_template_files_of_a_model_folder_are_found_checked_and_rendered() {
     let report: Json = serde_json::from_str(&out).unwrap();
     let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
     assert!(codes.contains(&"template.dunder") && !codes.contains(&"set.ignored_file"), "{codes:?}");
+    assert!(codes.contains(&"template.shadowed"), "{codes:?}");
 }

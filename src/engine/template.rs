@@ -26,6 +26,9 @@ pub mod rules {
     /// Characters that reorder or hide text ([`crate::hidden_text::is_hidden`]), anywhere in the
     /// template.
     pub const HIDDEN_CHARACTERS: Rule = Rule::warning("template.hidden_characters");
+    /// A template whose name an earlier one has, with other text: runtimes reading different
+    /// files render different prompts.
+    pub const SHADOWED: Rule = Rule::info("template.shadowed");
 }
 
 /// One chat template: its name (`default` for the main one), where it was read, and its text.
@@ -281,10 +284,27 @@ fn check_literal(lit: &str, line: usize, hits: &mut Vec<Hit>) {
     }
 }
 
-/// The findings on every template of `cp` (one per construct and line).
+/// The findings on every template of `cp` (one per construct and line), and on each that an
+/// earlier one of its name shadows.
 pub fn findings(cp: &Checkpoint) -> Vec<Finding> {
     let mut out = Vec::new();
-    for t in templates(cp) {
+    let all = templates(cp);
+    for (i, t) in all.iter().enumerate() {
+        if let Some(first) = all[..i].iter().find(|e| e.name == t.name) {
+            out.push(Finding::new(
+                rules::SHADOWED,
+                format!(
+                    "chat template '{}' ({}) differs from the one of that name in {}, which is read first: \
+                     transformers renders that one, a tool reading only {} renders this one",
+                    t.name,
+                    t.source,
+                    first.source,
+                    crate::text::base_name(&t.source)
+                ),
+            ));
+        }
+    }
+    for t in all {
         for h in scan(&t.text) {
             if h.rule.severity == Severity::Warning {
                 out.push(Finding::new(
@@ -449,6 +469,15 @@ mod tests {
             ("tool_use", "m/tokenizer_config.json", "OLD TOOLS"),
         ];
         assert_eq!(got, want.map(|(n, s, t)| (n.to_owned(), s.to_owned(), t.to_owned())));
+        // The shadowed ones are said, the same default listed once is not.
+        let shadowed: Vec<String> =
+            findings(&cp).into_iter().filter(|f| f.code == rules::SHADOWED.code).map(|f| f.message).collect();
+        assert_eq!(shadowed.len(), 2, "{shadowed:?}");
+        assert!(shadowed[0].starts_with("chat template 'default' (m/chat_template.json) differs from the one of that name in m/chat_template.jinja"), "{shadowed:?}");
+        assert!(
+            shadowed[1].contains("'tool_use' (m/tokenizer_config.json)")
+                && shadowed[1].contains("only tokenizer_config.json")
+        );
     }
 
     #[test]
