@@ -58,6 +58,9 @@ fn render(template: &str, bos_token: &str, eos_token: &str) -> Result<String, St
         Err(Error::new(ErrorKind::InvalidOperation, format!("raise_exception: {msg}")))
     });
     env.add_function("strftime_now", |fmt: String| -> String { fixed_date(&fmt) });
+    // Python's `iter(x)`: `none` is not iterable (a template given no tools tests `tools is
+    // iterable` before taking its length); an undefined value is, as jinja2's Undefined is.
+    env.add_test("iterable", |v: &Value| v.kind() != ValueKind::None && v.try_iter().is_ok());
     env.add_filter("tojson", |v: Value, args: Rest<Value>, kwargs: Kwargs| -> Result<String, Error> {
         let how = dumps_args(&args, &kwargs)?;
         let json: serde_json::Value =
@@ -71,7 +74,8 @@ fn render(template: &str, bos_token: &str, eos_token: &str) -> Result<String, St
         "add_generation_prompt": true,
         "bos_token": bos_token,
         "eos_token": eos_token,
-        "tools": [],
+        "tools": null,
+        "documents": null,
     });
     let template = with_generation_tags_rewritten(template);
     let out = env.render_str(&template, Value::from(Serde(ctx))).map_err(|e| describe(&e))?;
@@ -184,6 +188,21 @@ mod tests {
         assert!(e.contains("multiple values for argument 'ensure_ascii'"), "{e}");
         let e = render_sample("{{ range(100) | list | tojson(indent='x' * 100000) }}", "", "").unwrap_err();
         assert!(e.contains("limit"), "{e}");
+    }
+
+    #[test]
+    fn iterable_is_pythons() {
+        let t = "{% if none is iterable %}x{% endif %}{% if [] is iterable %}y{% endif %}\
+                 {% if nothing is iterable %}z{% endif %}{% if 'ab' is iterable %}w{% endif %}\
+                 {% if 1 is iterable %}v{% endif %}{% if {} is iterable %}u{% endif %}";
+        assert_eq!(render_sample(t, "", "").unwrap(), "yzwu");
+    }
+
+    #[test]
+    fn without_tools_the_sample_passes_none_as_transformers_does() {
+        // Llama 3.1's template adds a tool preamble for any `tools` that is not none, even empty.
+        let t = "{% if tools is not none %}TOOLS {% endif %}{{ tools | tojson }} {{ documents | tojson }}";
+        assert_eq!(render_sample(t, "", "").unwrap(), "null null");
     }
 
     #[test]
