@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use common::*;
@@ -17,13 +16,6 @@ fn fixture(rel: &str) -> String {
 
 fn keys(v: &Json) -> Vec<&str> {
     v.as_object().unwrap().keys().map(String::as_str).collect()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tensorscope-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A folder's config.json is read and sizes the cache; each entry's total adds the weights.
@@ -392,4 +384,36 @@ fn chat_template_files_of_a_model_folder_are_found_checked_and_rendered() {
     let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
     assert!(codes.contains(&"template.dunder") && !codes.contains(&"set.ignored_file"), "{codes:?}");
     assert!(codes.contains(&"template.shadowed"), "{codes:?}");
+}
+
+/// `template --conversation`: the template's variables from a file, or a list of messages; a
+/// file that is neither is a usage error.
+#[test]
+fn a_template_renders_a_conversation_given_in_a_file() {
+    let dir = temp_dir("conversation");
+    std::fs::copy(fixture("st_all_numpy_dtypes.safetensors"), dir.join("model.safetensors")).unwrap();
+    let template = "{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}\
+                    {% if tools is not none %}{{ tools | tojson }}{% endif %}{% if add_generation_prompt %}>{% endif %}";
+    std::fs::write(dir.join("chat_template.jinja"), template).unwrap();
+    let render = |conversation: &str| {
+        let file = dir.join("conversation.json");
+        std::fs::write(&file, conversation).unwrap();
+        let d = dir.to_str().unwrap().to_owned();
+        run(&["template", &d, "--json", "--conversation", file.to_str().unwrap()])
+    };
+    let (code, out, err) = render(r#"[{"role": "user", "content": "hi"}]"#);
+    assert_eq!(code, 0, "{err}");
+    let t: Json = serde_json::from_str(&out).unwrap();
+    // As apply_chat_template(messages): no tools, no generation prompt.
+    assert_eq!(t[0]["rendered"], "user:hi;");
+    let with_tools =
+        r#"{"messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f"}], "add_generation_prompt": true}"#;
+    let (_, out, _) = render(with_tools);
+    let t: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!(t[0]["rendered"], "user:hi;[{\"name\": \"f\"}]>");
+    for bad in ["\"hello\"", "{not json", "42"] {
+        let (code, _, err) = render(bad);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("conversation.json"), "{err}");
+    }
 }

@@ -49,6 +49,8 @@ pub struct Args {
     pub limit: Option<usize>,
     /// `template`: only the template of this name.
     pub name: Option<String>,
+    /// `template`: the conversation to render for, instead of the sample.
+    pub conversation: Option<PathBuf>,
 }
 
 /// Most bins a histogram may have.
@@ -188,6 +190,11 @@ enum Sub {
         /// Only the template of this name (`default`, `tool_use`, …).
         #[arg(long)]
         name: Option<String>,
+        /// Render for this conversation instead of the sample: a JSON file holding the template's
+        /// variables as `apply_chat_template` passes them (`messages`, `tools`, `documents`,
+        /// `add_generation_prompt`, …), or a list of messages.
+        #[arg(long, value_name = "FILE")]
+        conversation: Option<PathBuf>,
     },
 }
 
@@ -243,6 +250,7 @@ pub fn parse_args(args: &[String]) -> Result<Args, ArgsError> {
         find: None,
         limit: None,
         name: None,
+        conversation: None,
     };
     let common = |a: &mut Args, c: Common| {
         a.paths = c.paths;
@@ -304,10 +312,11 @@ pub fn parse_args(args: &[String]) -> Result<Args, ArgsError> {
             a.json = json;
             a.quiet = quiet;
         }
-        Sub::Template { common: c, name } => {
+        Sub::Template { common: c, name, conversation } => {
             common(&mut a, c);
             a.command = Command::Template;
             a.name = name;
+            a.conversation = conversation;
         }
     }
     Ok(a)
@@ -418,5 +427,7 @@ mod tests {
         let a = parse_args(&args("tokens m --find hello --limit 5")).unwrap();
         assert_eq!((a.find.as_deref(), a.limit), (Some("hello"), Some(5)));
         assert_eq!(parse_args(&args("template m --name tool_use")).unwrap().name.as_deref(), Some("tool_use"));
+        let with = parse_args(&args("template m --conversation c.json")).unwrap();
+        assert_eq!(with.conversation.as_deref(), Some(std::path::Path::new("c.json")));
     }
 }

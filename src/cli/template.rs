@@ -1,5 +1,5 @@
 //! `template`: every chat template, with line numbers, its risky constructs, and its rendering
-//! of a sample conversation.
+//! of a sample conversation (or of one given).
 
 use std::io::Write;
 
@@ -10,7 +10,7 @@ use super::source::run_on;
 use super::text::escape;
 use crate::engine::model::Checkpoint;
 use crate::engine::template::{scan, templates, Hit};
-use crate::engine::template_render::render_sample;
+use crate::engine::template_render::{render_conversation, render_sample};
 use crate::engine::tokens::{self, join, page_job, specials};
 use crate::engine::viewer::severity_name;
 
@@ -45,8 +45,12 @@ fn build(args: &Args, cp: &Checkpoint, out: &mut Vec<u8>) -> Result<(), String> 
         });
     }
     let (bos, eos) = (special_text(cp, "bos")?, special_text(cp, "eos")?);
-    let done: Vec<(Vec<Hit>, Result<String, String>)> =
-        all.iter().map(|t| (scan(&t.text), render_sample(&t.text, &bos, &eos))).collect();
+    let conversation = args.conversation.as_deref().map(read_conversation).transpose()?;
+    let render = |text: &str| match &conversation {
+        Some(c) => render_conversation(text, c, &bos, &eos),
+        None => render_sample(text, &bos, &eos),
+    };
+    let done: Vec<(Vec<Hit>, Result<String, String>)> = all.iter().map(|t| (scan(&t.text), render(&t.text))).collect();
     let io = |e: std::io::Error| e.to_string();
     if args.json {
         let list: Vec<TemplateJson> = all
@@ -92,6 +96,26 @@ fn build(args: &Args, cp: &Checkpoint, out: &mut Vec<u8>) -> Result<(), String> 
         writeln!(out).map_err(io)?;
     }
     Ok(())
+}
+
+/// Largest conversation file read.
+const MAX_CONVERSATION_BYTES: u64 = 16 << 20;
+
+/// The conversation in the JSON file at `path`: an object or a list, read within a bound.
+fn read_conversation(path: &std::path::Path) -> Result<serde_json::Value, String> {
+    let shown = path.display();
+    let len = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?.len();
+    if len > MAX_CONVERSATION_BYTES {
+        return Err(format!("{shown}: {len} bytes, over the {MAX_CONVERSATION_BYTES}-byte limit for a conversation"));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    match serde_json::from_str(&text) {
+        Ok(v @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))) => Ok(v),
+        Ok(_) => {
+            Err(format!("{shown}: a conversation is a JSON object of the template's variables, or a list of messages"))
+        }
+        Err(e) => Err(format!("{shown}: not JSON: {e}")),
+    }
 }
 
 /// The text of special token `role` (`bos`, `eos`): from the GGUF vocabulary, else from

@@ -30,13 +30,45 @@ pub fn sample_messages() -> serde_json::Value {
 /// `template` rendered for [`sample_messages`] with a generation prompt, `bos_token` and
 /// `eos_token` as given; or the error, as the engine words it (never a panic).
 pub fn render_sample(template: &str, bos_token: &str, eos_token: &str) -> Result<String, String> {
+    let sample = json!({"messages": sample_messages(), "add_generation_prompt": true});
+    render_conversation(template, &sample, bos_token, eos_token)
+}
+
+/// `template` rendered for `conversation`, the template's variables as
+/// `apply_chat_template(**conversation)` passes them: `messages`, `tools` and `documents` (none
+/// when not given), `add_generation_prompt` (false when not given), and any others as they are;
+/// `bos_token` and `eos_token` as given unless the conversation names them. A list is the
+/// messages alone.
+pub fn render_conversation(
+    template: &str,
+    conversation: &serde_json::Value,
+    bos_token: &str,
+    eos_token: &str,
+) -> Result<String, String> {
+    let mut ctx = json!({
+        "messages": [],
+        "tools": null,
+        "documents": null,
+        "add_generation_prompt": false,
+        "bos_token": bos_token,
+        "eos_token": eos_token,
+    });
+    match conversation {
+        serde_json::Value::Array(_) => ctx["messages"] = conversation.clone(),
+        serde_json::Value::Object(vars) => {
+            for (k, v) in vars {
+                ctx[k] = v.clone();
+            }
+        }
+        _ => return Err("a conversation is a JSON object of the template's variables, or a list of messages".into()),
+    }
     // The engine recurses over nested values (printing, `tojson`, dropping them), and fuel
     // bounds how deep a template can nest one, not the stack that takes: render on a thread
     // whose stack holds the deepest value the fuel allows (reserved, touched only as used).
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .stack_size(RENDER_STACK_BYTES)
-            .spawn_scoped(s, || render(template, bos_token, eos_token))
+            .spawn_scoped(s, || render(template, ctx))
             .map_err(|e| format!("cannot start the renderer: {e}"))?
             .join()
             .map_err(|_| "the renderer failed".to_owned())?
@@ -46,7 +78,7 @@ pub fn render_sample(template: &str, bos_token: &str, eos_token: &str) -> Result
 /// Stack of the rendering thread.
 const RENDER_STACK_BYTES: usize = 1 << 30;
 
-fn render(template: &str, bos_token: &str, eos_token: &str) -> Result<String, String> {
+fn render(template: &str, ctx: serde_json::Value) -> Result<String, String> {
     let mut env = Environment::new();
     let syntax = SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build().map_err(|e| e.to_string())?;
     env.set_syntax(syntax);
@@ -68,14 +100,6 @@ fn render(template: &str, bos_token: &str, eos_token: &str) -> Result<String, St
         dumps(&json, &how, MAX_OUTPUT).map_err(|_| {
             Error::new(ErrorKind::InvalidOperation, format!("tojson: the text is over the {MAX_OUTPUT}-byte limit"))
         })
-    });
-    let ctx = json!({
-        "messages": sample_messages(),
-        "add_generation_prompt": true,
-        "bos_token": bos_token,
-        "eos_token": eos_token,
-        "tools": null,
-        "documents": null,
     });
     let template = with_generation_tags_rewritten(template);
     let out = env.render_str(&template, Value::from(Serde(ctx))).map_err(|e| describe(&e))?;

@@ -228,3 +228,11 @@ impl Rng {
         (self.next() % n.max(1) as u64) as usize
     }
 }
+
+/// An empty folder of this test process for `name`.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tensorscope-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -13,7 +13,8 @@ Output: one JSON object keyed by file id (keys sorted; lists keep file order):
   picklescan {infected, dangerous}, weights_only {loads, rejected, reason}; GGUF also: metadata
   [[key, type, value]], and with a vocabulary tokenizer {tokens, types, scores, sha256} and
   templates {name: {rendered} or {error}}; a chat template (a .jinja file): template {rendered}
-  or {error}, rendered with bos_token "<bos>" and eos_token "<eos>".
+  or {error}, and conversation, the same for tests/real/conversation.json (tools, a tool call,
+  a tool reply), each rendered with bos_token "<bos>" and eos_token "<eos>".
 A file that cannot be read gives {"format", "error"} and a line on stderr.
 
 Conventions:
@@ -241,13 +242,14 @@ def gguf_templates(r):
     return out
 
 
-def render_template(text, bos, eos):
-    """{rendered: jinja2's rendering with transformers' settings} or {error: jinja2's words}."""
+def render_template(text, bos, eos, conversation=None):
+    """{rendered: jinja2's rendering with transformers' settings, for the sample conversation or
+    `conversation`} or {error: jinja2's words}."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
     from make_kind_fixtures import render
 
     try:
-        return {"rendered": render(text, bos, eos)}
+        return {"rendered": render(text, bos, eos, conversation)}
     except Exception as e:  # noqa: BLE001 - the template's own failure is the reading
         return {"error": f"{type(e).__name__}: {e}"}
 
@@ -620,7 +622,11 @@ def read(path, fmt):
         out = read_safetensors(path)
     elif fmt == "chat_template":
         with open(path, encoding="utf-8") as f:
-            out = {"tensors": [], "values": {}, "template": render_template(f.read(), "<bos>", "<eos>")}
+            text = f.read()
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "conversation.json")) as f:
+            conversation = json.load(f)
+        out = {"tensors": [], "values": {}, "template": render_template(text, "<bos>", "<eos>"),
+               "conversation": render_template(text, "<bos>", "<eos>", conversation)}
     elif fmt == "pickle":
         out = read_pickle(path)
         out["globals"] = sorted({f"{m}.{n}" for m, n in out["globals"]})
