@@ -82,26 +82,33 @@ fn write_items<'a>(
         out.push(brackets.1);
         return Ok(());
     }
+    // A line's indent is checked against the limit before it is written: a long indent at a
+    // deep level would otherwise be written whole first.
     let newline = |out: &mut String, depth: usize| {
         if let Some(indent) = &how.indent {
+            let grown = indent.len().checked_mul(depth).and_then(|n| n.checked_add(out.len() + 1));
+            if grown.is_none_or(|n| n > max_len) {
+                return Err(TooLong);
+            }
             out.push('\n');
             for _ in 0..depth {
                 out.push_str(indent);
             }
         }
+        Ok(())
     };
     for (i, (key, v)) in items.enumerate() {
         if i > 0 {
             out.push_str(&how.separators.0);
         }
-        newline(out, depth + 1);
+        newline(out, depth + 1)?;
         if let Some(key) = key {
             write_string(out, key, how.ensure_ascii);
             out.push_str(&how.separators.1);
         }
         write_value(out, v, how, depth + 1, max_len)?;
     }
-    newline(out, depth);
+    newline(out, depth)?;
     out.push(brackets.1);
     if out.len() > max_len {
         return Err(TooLong);
@@ -208,6 +215,9 @@ mod tests {
         assert_eq!(super::dumps(&v, &Dumps::new(Some("    ".into())), full.len() - 1), Err(TooLong));
         let wide = Dumps::new(Some("x".repeat(1 << 20)));
         assert_eq!(super::dumps(&json!(vec![vec![0; 64]; 64]), &wide, 1 << 24), Err(TooLong));
+        // A deep value under a long indent stops at the limit too.
+        let deep = (0..40).fold(json!(0), |v, _| json!([v]));
+        assert_eq!(super::dumps(&deep, &wide, 1 << 24), Err(TooLong));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::model::{Checkpoint, FileInfo, Format};
 use crate::naming::{file_type_name, parse_name};
 use crate::open::Parsed;
 use crate::shards::shard_number;
-use crate::text::base_name;
+use crate::text::{base_name, folder};
 
 /// One checkpoint among the files: its name and the indices of its files among those given.
 #[derive(Clone, Debug, PartialEq)]
@@ -259,12 +259,6 @@ pub fn fits(m: &Variant, c: &Variant) -> Option<Result<(), String>> {
         Kind::Vocab => gguf.then(|| crate::draft::fit(&m.cp, &c.cp)),
         Kind::Model => None,
     }
-}
-
-/// The folder part of a path (empty for a bare name).
-fn folder(path: &str) -> &str {
-    let name = base_name(path);
-    &path[..path.len() - name.len()]
 }
 
 /// A file name less its extension and its `-0000k-of-0000n` shard suffix.

@@ -8,6 +8,7 @@ use serde_json::Value as Json;
 
 use crate::range::ByteRange;
 use crate::step::{Decoder, FeedError, Step, Window};
+use crate::text::folder;
 
 /// Largest config file read; real ones are a few KB (a tokenizer config with a long chat
 /// template or many added tokens, a few hundred KB).
@@ -48,11 +49,6 @@ pub fn companion_folder(path: &str) -> &str {
         true => folder(dir.trim_end_matches(['/', '\\'])),
         false => dir,
     }
-}
-
-/// The folder part of `path`, with its trailing separator (empty for a bare name).
-fn folder(path: &str) -> &str {
-    &path[..path.len() - crate::text::base_name(path).len()]
 }
 
 /// The name of the folder `path` is in (empty for a bare name).
@@ -121,14 +117,18 @@ impl Decoder for ConfigDecoder {
         if self.window.end() < self.file_len {
             return Step::Need(ByteRange::new(self.window.end(), self.file_len));
         }
-        let read = match serde_json::from_slice::<Json>(self.window.bytes()) {
-            _ if self.text => match std::str::from_utf8(self.window.bytes()) {
+        let bytes = self.window.bytes();
+        let read = if self.text {
+            match std::str::from_utf8(bytes) {
                 Ok(t) => ConfigRead::Text(t.to_owned()),
                 Err(e) => ConfigRead::NotJson(format!("it is not UTF-8 text: {e}")),
-            },
-            Ok(json @ Json::Object(_)) => ConfigRead::Json(json),
-            Ok(_) => ConfigRead::NotJson("its top level is not a JSON object".into()),
-            Err(e) => ConfigRead::NotJson(format!("it is not valid JSON: {e}")),
+            }
+        } else {
+            match serde_json::from_slice::<Json>(bytes) {
+                Ok(json @ Json::Object(_)) => ConfigRead::Json(json),
+                Ok(_) => ConfigRead::NotJson("its top level is not a JSON object".into()),
+                Err(e) => ConfigRead::NotJson(format!("it is not valid JSON: {e}")),
+            }
         };
         self.window = Window::new(self.file_len);
         Step::Done(read)

@@ -5,6 +5,11 @@ pub fn base_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
+/// The folder part of a path, with its trailing separator (empty for a bare name).
+pub fn folder(path: &str) -> &str {
+    &path[..path.len() - base_name(path).len()]
+}
+
 /// Whether `name` matches `pattern`: a glob when it holds `*` or `?` (matched against the whole
 /// name), a case-insensitive substring otherwise. An empty pattern matches everything.
 pub fn matches(pattern: &str, name: &str) -> bool {

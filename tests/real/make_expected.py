@@ -48,6 +48,7 @@ Conventions:
   non-finite one written as the string "NaN", "inf" or "-inf".
 """
 import collections
+import functools
 import hashlib
 import io
 import json
@@ -242,10 +243,22 @@ def gguf_templates(r):
     return out
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.cache
+def conversation():
+    """tests/real/conversation.json, read once."""
+    with open(os.path.join(HERE, "conversation.json")) as f:
+        return json.load(f)
+
+
 def render_template(text, bos, eos, conversation=None):
     """{rendered: jinja2's rendering with transformers' settings, for the sample conversation or
     `conversation`} or {error: jinja2's words}."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+    fixtures = os.path.join(HERE, "..", "fixtures")
+    if fixtures not in sys.path:
+        sys.path.insert(0, fixtures)
     from make_kind_fixtures import render
 
     try:
@@ -623,10 +636,8 @@ def read(path, fmt):
     elif fmt == "chat_template":
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "conversation.json")) as f:
-            conversation = json.load(f)
         out = {"tensors": [], "values": {}, "template": render_template(text, "<bos>", "<eos>"),
-               "conversation": render_template(text, "<bos>", "<eos>", conversation)}
+               "conversation": render_template(text, "<bos>", "<eos>", conversation())}
     elif fmt == "pickle":
         out = read_pickle(path)
         out["globals"] = sorted({f"{m}.{n}" for m, n in out["globals"]})
