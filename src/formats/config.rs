@@ -29,6 +29,16 @@ pub const TEMPLATE_FILE: &str = "chat_template.jinja";
 /// The folder of transformers' named chat templates, one `NAME.jinja` each.
 pub const TEMPLATE_DIR: &str = "additional_chat_templates";
 
+/// The files a remote shard set's index brings from its folder, as a folder's would be read
+/// with it: the configs nearly every model's folder holds, and the chat template file today's
+/// transformers saves (older folders keep the template in `tokenizer_config.json`). A folder
+/// cannot be listed over plain HTTP, so each is asked for by name; the rarer ones
+/// (`hf_quant_config.json`, whose facts newer exports also put in `config.json`;
+/// `adapter_config.json`, beside one file; `chat_template.json`) are not, as every file a
+/// server does not have is an error in the browser's console.
+pub const INDEX_COMPANIONS: [&str; 4] =
+    ["config.json", "generation_config.json", "tokenizer_config.json", TEMPLATE_FILE];
+
 /// Whether the file called `base` (a file name, no folder) is one of [`CONFIG_NAMES`].
 pub fn is_config_name(base: &str) -> bool {
     CONFIG_NAMES.contains(&base)

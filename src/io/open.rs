@@ -10,6 +10,7 @@ use super::entries::Input;
 use super::http::{HttpSource, Meter};
 use super::source::Source;
 use super::BlobSource;
+use crate::engine::config::INDEX_COMPANIONS;
 use crate::engine::job::{headers_job, OnFile, RunError};
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
@@ -262,7 +263,8 @@ pub async fn open_remote_files(
 
 /// Open remote files by URL (`hf://` shorthands expanded; only `http:`/`https:` accepted). A
 /// `model.safetensors.index.json` brings in every shard it names, resolved relative to the
-/// index's URL (shard URLs are checked the same way), and the `config.json` beside it. Headers
+/// index's URL (shard URLs are checked the same way), and the configs and chat template beside
+/// it ([`INDEX_COMPANIONS`]; each optional, one the server does not have is absent). Headers
 /// are read [`PARALLEL_REQUESTS`] at a time, each shard's in one request sized from the names
 /// the index gives it, and only header ranges are fetched; `meter` counts the bytes
 /// transferred. Files are named by the last part of their URL (shards: as the index names them).
@@ -287,7 +289,7 @@ pub async fn open_urls(
     }
     progress(OpenProgress { files: given.len(), ..OpenProgress::default() });
     let mut opened = all_opened(open_remote(given, ShardProbes::new(expect), meter, cancel).await)?;
-    // Shards named by the indexes given, each once, then the config.json beside each index.
+    // Shards named by the indexes given, each once, then the configs beside each index.
     let mut more = Vec::new();
     let mut expect = Vec::new();
     let mut configs = Vec::new();
@@ -307,9 +309,11 @@ pub async fn open_urls(
                     expect.push(guess);
                 }
             }
-            if let Some(u) = beside(url, "config.json").ok().and_then(|u| check_url(&u).ok()) {
-                if seen.insert(u.clone()) {
-                    configs.push(("config.json".to_owned(), u));
+            for name in INDEX_COMPANIONS {
+                if let Some(u) = beside(url, name).ok().and_then(|u| check_url(&u).ok()) {
+                    if seen.insert(u.clone()) {
+                        configs.push((name.to_owned(), u));
+                    }
                 }
             }
         }

@@ -46,7 +46,9 @@ export async function launch() {
   const errors = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+    // A failed load names its URL, so a spec can tell an expected 404 from another.
+    const url = /^Failed to load resource/.test(m.text()) ? ` (${m.location().url})` : '';
+    if (m.type() === 'error') errors.push(`console: ${m.text()}${url}`);
   });
   return {
     context,
@@ -57,6 +59,21 @@ export async function launch() {
       fs.rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The errors a page logged, apart: the base names of the URLs it was answered 404 for, in the
+ * order asked, and every other error.
+ */
+export function notFound(errors) {
+  const missing = [];
+  const other = [];
+  for (const e of errors) {
+    const name = e.match(/status of 404 \(Not Found\) \(.*\/([^/]+)\)$/)?.[1];
+    if (name) missing.push(name);
+    else other.push(e);
+  }
+  return { missing, other };
 }
 
 /** Save a full-page screenshot to tests/e2e/artifacts/<name>.png; returns its path. */

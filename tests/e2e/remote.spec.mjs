@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { serveDist, launch } from './helpers.mjs';
+import { serveDist, launch, notFound } from './helpers.mjs';
 import { startServer, parseRange } from './server.mjs';
 import { Viewer, fixture, tempDir, makeBig } from './viewer.mjs';
 
@@ -30,6 +30,12 @@ before(async () => {
   fs.writeFileSync(path.join(tmp.dir, 'sharded', 'config.json'), JSON.stringify({
     model_type: 'qwen3', num_hidden_layers: 2, hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 2,
     head_dim: 32, max_position_embeddings: 4096,
+  }));
+  // A template file, as today's transformers saves one, and a named template in the tokenizer's
+  // config; the set has no generation_config.json (asked for, and answered 404).
+  fs.writeFileSync(path.join(tmp.dir, 'sharded', 'chat_template.jinja'), '{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}');
+  fs.writeFileSync(path.join(tmp.dir, 'sharded', 'tokenizer_config.json'), JSON.stringify({
+    bos_token: '<s>', chat_template: [{ name: 'tool_use', template: '{{ bos_token }}{{ tools | length }} tools' }],
   }));
   fs.copyFileSync(fixture('gguf_v3_le.gguf'), path.join(tmp.dir, 'gguf_v3_le.gguf'));
   big = makeBig(path.join(tmp.dir, 'big.safetensors'));
@@ -74,12 +80,31 @@ test('?url= to an index opens the whole shard set from another origin, reading o
   await v.tab('tensors');
   const n = Object.keys(expected.weight_map).length;
   assert.equal(await page.locator('[data-testid=table-count]').textContent(), `${n} of ${n} tensors`);
-  // Every request carried a Range and got 206.
+  // The templates beside the index are read too: the template file's, then the tokenizer
+  // config's named one, each rendered with the config's BOS.
+  await v.tab('tokenizer');
+  const names = page.locator('[data-testid=template]');
+  await names.nth(1).waitFor();
+  assert.deepEqual(await names.evaluateAll((ts) => ts.map((t) => t.dataset.name)), ['default', 'tool_use']);
+  assert.match(await page.locator('[data-testid=template][data-name=default]').textContent(), /chat_template\.jinja/);
+  // Every request carried a Range and got 206, but for the companion the set does not have:
+  // each asked for once, beside the index; the rarer ones not at all.
   assert.ok(files.requests.length >= 3, JSON.stringify(files.requests));
+  const absent = ['generation_config.json'];
   for (const r of files.requests.filter((r) => r.method === 'GET')) {
     assert.match(r.range ?? '', /^bytes=\d+-\d+$/, JSON.stringify(r));
-    assert.equal(r.status, 206);
+    const missing = absent.some((name) => r.path === `/sharded/${name}`);
+    assert.equal(r.status, missing ? 404 : 206, r.path);
   }
+  for (const name of [...absent, 'config.json', 'tokenizer_config.json', 'chat_template.jinja']) {
+    assert.equal(files.requests.filter((r) => r.path === `/sharded/${name}`).length, 1, name);
+  }
+  for (const name of ['hf_quant_config.json', 'adapter_config.json', 'chat_template.json']) {
+    assert.equal(files.requests.filter((r) => r.path === `/sharded/${name}`).length, 0, name);
+  }
+  // The browser reports the 404 in its console, and nothing else.
+  assert.deepEqual(notFound(browser.errors), { missing: absent, other: [] });
+  browser.errors.length = 0;
   // The bytes shown as transferred: no more than the files hold (they are small), and counted.
   const t = await transferred(page);
   const total = fs.readdirSync(fixture('sharded')).reduce((s, f) => s + fs.statSync(fixture('sharded', f)).size, 0);
