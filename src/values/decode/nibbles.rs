@@ -439,19 +439,62 @@ mod simd128 {
 
     use super::{Counter, Counts};
 
-    /// Compares, byte masks and population counts in `simd128` (the workers' wasm has it).
+    /// Byte masks and population counts in `simd128` (the workers' wasm has it).
     pub struct Simd128;
 
-    /// Counts of the codes `0..16` among the 32 bytes of `a` and `b` (each below 16).
+    /// Bit `bit` of each of the 16 bytes of `v`, as a mask: byte `i`'s in bit `i`.
     #[inline(always)]
-    fn count(a: v128, b: v128) -> Counts {
-        let mut n = [0u16; 16];
-        for (c, n) in n.iter_mut().enumerate() {
-            let code = u8x16_splat(c as u8);
-            let hits = u32::from(i8x16_bitmask(i8x16_eq(a, code))) | u32::from(i8x16_bitmask(i8x16_eq(b, code))) << 16;
-            *n = hits.count_ones() as u16;
+    fn plane(v: v128, bit: u32) -> u32 {
+        u32::from(i8x16_bitmask(i8x16_shl(v, 7 - bit)))
+    }
+
+    /// The bit planes of 32 four-bit codes: those in bits `at..at + 4` of the bytes of `a`, then
+    /// those in bits `bt..bt + 4` of the bytes of `b` (plane `k` holds bit `k` of every code).
+    #[inline(always)]
+    fn planes(a: v128, at: u32, b: v128, bt: u32) -> [u32; 4] {
+        std::array::from_fn(|k| plane(a, at + k as u32) | plane(b, bt + k as u32) << 16)
+    }
+
+    /// Lane `j` of vector `k` marks the codes of `planes` that are `4k + j`: the AND over the
+    /// four planes, each complemented where the code's bit is clear. Planes 0 and 1 vary by
+    /// lane, planes 2 and 3 by vector.
+    #[inline(always)]
+    fn hits(planes: [u32; 4]) -> [v128; 4] {
+        let bit0 = v128_xor(u32x4_splat(planes[0]), i32x4(-1, 0, -1, 0));
+        let bit1 = v128_xor(u32x4_splat(planes[1]), i32x4(-1, -1, 0, 0));
+        let by_lane = v128_and(bit0, bit1);
+        std::array::from_fn(|k| {
+            let p2 = if k & 1 == 0 { !planes[2] } else { planes[2] };
+            let p3 = if k & 2 == 0 { !planes[3] } else { planes[3] };
+            v128_and(by_lane, u32x4_splat(p2 & p3))
+        })
+    }
+
+    /// The bits set in each 32-bit lane of `m`.
+    #[inline(always)]
+    fn ones(m: v128) -> v128 {
+        i32x4_extadd_pairwise_u16x8(i16x8_extadd_pairwise_u8x16(i8x16_popcnt(m)))
+    }
+
+    /// Sixteen counts, four a vector, as `u16`s.
+    #[inline(always)]
+    fn narrowed(counts: [v128; 4]) -> Counts {
+        let (first, second) = (i16x8_narrow_i32x4(counts[0], counts[1]), i16x8_narrow_i32x4(counts[2], counts[3]));
+        let mut out = [0u16; 16];
+        // SAFETY: two stores of 16 bytes into 16 u16s.
+        unsafe {
+            v128_store(out.as_mut_ptr().cast(), first);
+            v128_store(out.as_mut_ptr().add(8).cast(), second);
         }
-        n
+        out
+    }
+
+    /// Counts of the codes `0..16` among 32 codes, from their bit planes: per code, the AND of
+    /// the planes, then a population count, four codes a vector. (A compare, a byte mask and a
+    /// population count per code and 32 codes took twice as long.)
+    #[inline(always)]
+    fn count(planes: [u32; 4]) -> Counts {
+        narrowed(hits(planes).map(ones))
     }
 
     /// Sixteen bytes of `b` from `at`.
@@ -462,21 +505,20 @@ mod simd128 {
         unsafe { v128_load(b.as_ptr().add(at).cast()) }
     }
 
-    /// Both nibbles of 16 bytes.
+    /// Both nibbles of 16 bytes: the low ones, then the high ones.
     #[inline(always)]
     fn joint16(v: v128) -> Counts {
-        count(v128_and(v, u8x16_splat(15)), u8x16_shr(v, 4))
+        count(planes(v, 0, v, 4))
     }
 
     impl Counter for Simd128 {
         #[inline(always)]
         fn split(qs: &[u8; 128]) -> [Counts; 8] {
             let mut out = [[0; 16]; 8];
-            let low = u8x16_splat(15);
             for c in 0..4 {
                 let (a, b) = (load(qs, 32 * c), load(qs, 32 * c + 16));
-                out[2 * c] = count(v128_and(a, low), v128_and(b, low));
-                out[2 * c + 1] = count(u8x16_shr(a, 4), u8x16_shr(b, 4));
+                out[2 * c] = count(planes(a, 0, b, 0));
+                out[2 * c + 1] = count(planes(a, 4, b, 4));
             }
             out
         }
@@ -490,40 +532,12 @@ mod simd128 {
         }
         #[inline(always)]
         fn fives(qs: &[u8; 16], qh: u32) -> [Counts; 2] {
+            // Elements 0..16 are the low nibbles, 16..32 the high ones; bit `i` of `qh` is
+            // element `i`'s fifth bit.
             let v = load(qs, 0);
-            // Plane `b`: bit `b` of elements 0..16 (low nibbles), then 16..32 (high ones),
-            // each moved to its byte's top bit for the byte mask.
-            let planes: [u32; 4] = std::array::from_fn(|b| {
-                let low = u32::from(i8x16_bitmask(i8x16_shl(v, 7 - b as u32)));
-                let high = u32::from(i8x16_bitmask(i8x16_shl(v, 3 - b as u32)));
-                low | high << 16
-            });
-            // Lane `j` of vector `k` keeps the elements whose low four bits are `4k + j`:
-            // planes 0 and 1 (complemented where the code's bit is clear) vary by lane,
-            // planes 2 and 3 by vector.
-            let bit0 = v128_xor(u32x4_splat(planes[0]), i32x4(-1, 0, -1, 0));
-            let bit1 = v128_xor(u32x4_splat(planes[1]), i32x4(-1, -1, 0, 0));
-            let by_lane = v128_and(bit0, bit1);
+            let hits = hits(planes(v, 0, v, 4));
             let fifth = u32x4_splat(qh);
-            let [mut low, mut high] = [[u32x4_splat(0); 4]; 2];
-            for k in 0..4 {
-                let p2 = if k & 1 == 0 { !planes[2] } else { planes[2] };
-                let p3 = if k & 2 == 0 { !planes[3] } else { planes[3] };
-                let hits = v128_and(by_lane, u32x4_splat(p2 & p3));
-                let ones = |m: v128| i32x4_extadd_pairwise_u16x8(i16x8_extadd_pairwise_u8x16(i8x16_popcnt(m)));
-                low[k] = ones(v128_andnot(hits, fifth));
-                high[k] = ones(v128_and(hits, fifth));
-            }
-            let mut out = [[0u16; 16]; 2];
-            for (half, out) in [low, high].iter().zip(&mut out) {
-                let (first, second) = (i16x8_narrow_i32x4(half[0], half[1]), i16x8_narrow_i32x4(half[2], half[3]));
-                // SAFETY: two stores of 16 bytes into 16 u16s.
-                unsafe {
-                    v128_store(out.as_mut_ptr().cast(), first);
-                    v128_store(out.as_mut_ptr().add(8).cast(), second);
-                }
-            }
-            out
+            [narrowed(hits.map(|h| ones(v128_andnot(h, fifth)))), narrowed(hits.map(|h| ones(v128_and(h, fifth))))]
         }
     }
 }
