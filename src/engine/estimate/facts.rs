@@ -70,6 +70,13 @@ impl Facts {
         Facts { source, architecture, context: None, layers: Vec::new(), unknown: Vec::new() }
     }
 
+    /// No layer caches keys and values: the model reads its whole input at once.
+    pub fn without_cache(&mut self) {
+        for l in &mut self.layers {
+            (l.kv_heads, l.window) = (0, None);
+        }
+    }
+
     /// Mark layers `0..n` sliding-window where `is_swa(layer)`, over `window` tokens.
     pub fn set_windows(&mut self, window: u64, is_swa: impl Fn(usize) -> bool) {
         for (i, l) in self.layers.iter_mut().enumerate() {
@@ -79,6 +86,64 @@ impl Facts {
         }
     }
 }
+
+/// llama.cpp's architectures that run without a KV cache (its `create_memory` makes none for
+/// them): encoders, which read their whole input at once, and diffusion models, which read it
+/// whole at every step.
+pub const CACHELESS_ARCHS: [&str; 14] = [
+    "bert",
+    "modern-bert",
+    "nomic-bert",
+    "nomic-bert-moe",
+    "neo-bert",
+    "jina-bert-v2",
+    "jina-bert-v3",
+    "eurobert",
+    "gemma-embedding",
+    "wavtokenizer-dec",
+    "dream",
+    "llada",
+    "llada-moe",
+    "rnd1",
+];
+
+/// The Hugging Face architectures (`config.json`'s `architectures`) that llama.cpp's converter
+/// turns into one of [`CACHELESS_ARCHS`].
+pub const CACHELESS_HF_ARCHITECTURES: [&str; 29] = [
+    "BertModel",
+    "BertForMaskedLM",
+    "BertForSequenceClassification",
+    "CamembertModel",
+    "DistilBertModel",
+    "DistilBertForMaskedLM",
+    "DistilBertForSequenceClassification",
+    "RobertaModel",
+    "RobertaForSequenceClassification",
+    "XLMRobertaModel",
+    "XLMRobertaForSequenceClassification",
+    "NomicBertModel",
+    "NeoBERT",
+    "NeoBERTLMHead",
+    "NeoBERTForSequenceClassification",
+    "EuroBertModel",
+    "JinaEmbeddingsV5Model",
+    "JinaBertModel",
+    "JinaBertForMaskedLM",
+    "ModernBertModel",
+    "ModernBertForMaskedLM",
+    "ModernBertForSequenceClassification",
+    "Gemma3TextModel",
+    "WavTokenizerDec",
+    "DreamModel",
+    "LLaDAModelLM",
+    "LLaDAMoEModel",
+    "LLaDAMoEModelLM",
+    "RND1",
+];
+
+/// Hugging Face `model_type`s of encoders llama.cpp cannot convert (MPNet, ELECTRA, ALBERT,
+/// DeBERTa): they keep no cache in any runtime either.
+pub const ENCODER_MODEL_TYPES: [&str; 6] = ["mpnet", "electra", "albert", "deberta", "deberta-v2", "xlm-roberta-xl"];
 
 /// Mamba's state per layer, as llama.cpp sizes it (`n_embd_r + n_embd_s`): the convolution
 /// window (`conv − 1` columns of the inner width plus the groups' B and C) and the SSM state

@@ -1,6 +1,6 @@
 //! Facts from a GGUF's `{arch}.*` keys, read as llama.cpp's model loader reads them.
 
-use super::facts::{ssm_state, swa_period, to_usize, Facts, Layer, Source};
+use super::facts::{ssm_state, swa_period, to_usize, Facts, Layer, Source, CACHELESS_ARCHS};
 use crate::gguf::{Value, ARRAY_ITEMS_KEPT};
 use crate::model::{Checkpoint, MetaValue};
 
@@ -122,6 +122,10 @@ pub fn from_gguf(cp: &Checkpoint) -> Option<Facts> {
     let head_v = if mla { 0 } else { head_v };
     facts.layers = kv_heads.iter().map(|&h| Layer::attention(h, head_k, head_v)).collect();
 
+    if CACHELESS_ARCHS.contains(&arch) {
+        facts.without_cache();
+        return Some(facts);
+    }
     recurrent_layers(&k, &mut facts);
     sliding_windows(&k, &mut facts);
     shared_kv(&k, &mut facts);

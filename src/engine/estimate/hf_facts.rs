@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::facts::{ssm_state, swa_period, to_usize, Facts, Layer, Source};
+use super::facts::{
+    ssm_state, swa_period, to_usize, Facts, Layer, Source, CACHELESS_HF_ARCHITECTURES, ENCODER_MODEL_TYPES,
+};
 
 /// The fields of the text model: the top level, with a nested text config laid over it.
 struct Fields(Map<String, Json>);
@@ -62,6 +64,10 @@ pub fn from_config(config: &Json) -> Option<Facts> {
         _ => Layer::attention(kv_heads, head_dim, head_dim),
     };
     facts.layers = vec![layer; n_layer];
+    if cacheless(config, &model_type) {
+        facts.without_cache();
+        return Some(facts);
+    }
     if heads == 0 && f.u(&["kv_lora_rank"]).is_none() {
         facts.unknown.push("config.json gives no attention head count: attention caches are not estimated".into());
     }
@@ -73,6 +79,14 @@ pub fn from_config(config: &Json) -> Option<Facts> {
         }
     }
     Some(facts)
+}
+
+/// Whether the model keeps no KV cache: an architecture llama.cpp's converter makes one of its
+/// cacheless ones, or an encoder it cannot convert.
+fn cacheless(config: &Json, model_type: &str) -> bool {
+    let architectures = config.get("architectures").and_then(Json::as_array);
+    let named = |a: &Json| a.as_str().is_some_and(|a| CACHELESS_HF_ARCHITECTURES.contains(&a));
+    architectures.is_some_and(|a| a.iter().any(named)) || ENCODER_MODEL_TYPES.contains(&model_type)
 }
 
 fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts) {

@@ -289,6 +289,45 @@ fn config_json_gives_the_same_answer_as_the_gguf() {
     assert!(f.layers.iter().all(|l| l.window.is_none()));
 }
 
+/// Encoders and diffusion models keep no KV cache (llama.cpp makes none for them): the estimate
+/// is their weights, whatever the context, from a GGUF or a config.json alike.
+#[test]
+fn encoders_and_diffusion_models_keep_no_cache() {
+    use Value::U32;
+    let keys = [
+        ("block_count", U32(6)),
+        ("context_length", U32(512)),
+        ("embedding_length", U32(384)),
+        ("attention.head_count", U32(12)),
+    ];
+    for arch in ["bert", "nomic-bert", "modern-bert", "gemma-embedding", "llada"] {
+        let e = estimate(&gguf(arch, &keys));
+        assert_eq!((e.layers, e.kv_layers, e.context), (6, 0, Some(512)), "{arch}");
+        assert_eq!((e.kv_cache.len(), e.unknown.len()), (0, 0), "{arch}: {e:?}");
+    }
+    // all-MiniLM-L6-v2's config.json (sentence-transformers), and an MPNet one.
+    let minilm = json!({"architectures": ["BertModel"], "model_type": "bert", "hidden_size": 384,
+        "num_hidden_layers": 6, "num_attention_heads": 12, "max_position_embeddings": 512});
+    let mpnet = json!({"architectures": ["MPNetModel"], "model_type": "mpnet", "hidden_size": 768,
+        "num_hidden_layers": 12, "num_attention_heads": 12, "max_position_embeddings": 514});
+    // EmbeddingGemma is Gemma 3's text model; Gemma 3's language model caches.
+    let embedding_gemma = json!({"architectures": ["Gemma3TextModel"], "model_type": "gemma3_text",
+        "hidden_size": 768, "num_hidden_layers": 24, "num_attention_heads": 3, "num_key_value_heads": 1,
+        "head_dim": 256, "sliding_window": 512});
+    for (config, layers) in [(minilm, 6), (mpnet, 12), (embedding_gemma.clone(), 24)] {
+        let mut cp = Checkpoint::empty(Format::Safetensors);
+        cp.configs.push(crate::config::ConfigFile { path: "m/config.json".into(), json: config });
+        let e = estimate(&cp);
+        assert_eq!((e.source, e.layers, e.kv_layers), (Some(Source::Config), layers, 0), "{e:?}");
+        assert_eq!((e.kv_cache.len(), e.unknown.len()), (0, 0), "{e:?}");
+    }
+    let mut gemma3 = embedding_gemma;
+    gemma3["architectures"] = json!(["Gemma3ForCausalLM"]);
+    assert_eq!(from_config(&gemma3).unwrap().layers.iter().filter(|l| l.kv_heads > 0).count(), 24);
+    // A decoder of the same sizes caches.
+    assert_eq!(estimate(&gguf("llama", &keys)).kv_layers, 6);
+}
+
 #[test]
 fn without_metadata_the_attention_weights_say() {
     use crate::model::{Dtype, Lost, Tensor};
