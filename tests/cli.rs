@@ -386,6 +386,42 @@ fn chat_template_files_of_a_model_folder_are_found_checked_and_rendered() {
     assert!(codes.contains(&"template.shadowed"), "{codes:?}");
 }
 
+/// A config in another folder than the weights' is not the model's: a sentence-transformers
+/// model keeps its pooling layer's `config.json` in `1_Pooling/`. Given with the model's own
+/// (first, even), it is listed as ignored and the estimate reads the model's.
+#[test]
+fn a_config_beside_no_weights_is_ignored_not_read_as_the_models() {
+    let dir = temp_dir("config-apart");
+    std::fs::copy(fixture("st_all_numpy_dtypes.safetensors"), dir.join("model.safetensors")).unwrap();
+    let model = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 3,
+        "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 2048}"#;
+    std::fs::write(dir.join("config.json"), model).unwrap();
+    std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
+    let pooling = dir.join("1_Pooling/config.json");
+    std::fs::write(&pooling, r#"{"word_embedding_dimension": 64, "pooling_mode_mean_tokens": true}"#).unwrap();
+    let paths = [pooling.clone(), dir.join("model.safetensors"), dir.join("config.json")];
+    let args: Vec<&str> = ["inspect", "--json"].into_iter().chain(paths.iter().map(|p| p.to_str().unwrap())).collect();
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    assert_eq!((&r["estimate"]["architecture"], &r["estimate"]["layers"]), (&Json::from("llama"), &Json::from(3)));
+    let ignored: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "set.ignored_file")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(ignored, [format!("{} is in no folder of the weights and was ignored", pooling.display())]);
+    // With no weights there is no checkpoint, and no config is set aside for being apart.
+    let (code, out, _) =
+        run(&["inspect", "--json", pooling.to_str().unwrap(), dir.join("config.json").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let codes: Vec<&str> = r["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["set.no_checkpoint"]);
+}
+
 /// `template --conversation`: the template's variables from a file, or a list of messages; a
 /// file that is neither is a usage error.
 #[test]

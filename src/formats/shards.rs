@@ -35,6 +35,27 @@ pub mod rules {
 
 use super::text::base_name;
 
+/// Configs in no folder of the weights given (`folders`; a named chat template counts from the
+/// folder above its own) are not the model's: listed as ignored, not read. A folder picked whole
+/// brings its subfolders' files, and a sentence-transformers model keeps its pooling layer's
+/// `config.json` in `1_Pooling/`: read as the model's, it hid the real one. With no weights
+/// given, every config stays.
+fn ignore_configs_apart(configs: &mut Vec<ConfigFile>, folders: &[&str], findings: &mut Vec<Finding>) {
+    if folders.is_empty() {
+        return;
+    }
+    configs.retain(|c| {
+        let beside = folders.contains(&config::companion_folder(&c.path));
+        if !beside {
+            findings.push(Finding::new(
+                rules::IGNORED_FILE,
+                format!("{} is in no folder of the weights and was ignored", c.path),
+            ));
+        }
+        beside
+    });
+}
+
 /// One model from the files given, in any order, in pieces: each of the checkpoint's files
 /// records its position in `given` ([`FileInfo::given`]), so byte sources stay aligned by
 /// index. [`Assembling::step`] turns a safetensors set's header entries into tensors a piece at
@@ -95,6 +116,10 @@ impl Assembling {
                 )),
             }
         }
+        let weights = st.iter().map(|(i, _)| i).chain(gg.iter().map(|(i, _)| i)).chain(pickles.iter().map(|(i, _)| i));
+        let weights = weights.chain(indexes.iter().chain(&pickle_indexes).map(|(i, _)| i));
+        let folders: Vec<&str> = weights.map(|i| super::text::folder(&i.path)).collect();
+        ignore_configs_apart(&mut configs, &folders, &mut findings);
         let use_gguf = gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
         if !st.is_empty() && !gg.is_empty() {
             let (kept, dropped) = if use_gguf { ("GGUF", st.len()) } else { ("safetensors", gg.len()) };
