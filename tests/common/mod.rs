@@ -32,8 +32,50 @@ pub fn cli() -> std::process::Command {
     }
 }
 
+/// `tensor` of `file` exported by the CLI as `.npy` in the type it is written in (float32, or an
+/// integer type kept as it is stored): its header's dict and its values in the order written,
+/// each exactly as an `f64` (integers up to 2^53).
+pub fn exported_values(file: &str, tensor: &str) -> (String, Vec<f64>) {
+    let (header, body) = exported(file, tensor);
+    let descr = header.split("'descr': '").nth(1).and_then(|d| d.split('\'').next()).unwrap_or_default().to_owned();
+    macro_rules! each {
+        ($t:ty) => {
+            body.chunks_exact(std::mem::size_of::<$t>())
+                .map(|c| <$t>::from_le_bytes(c.try_into().unwrap()) as f64)
+                .collect()
+        };
+    }
+    let values = match descr.as_str() {
+        "<f4" => each!(f32),
+        "<i8" => each!(i64),
+        "<u8" => each!(u64),
+        "<i4" => each!(i32),
+        "<u4" => each!(u32),
+        "<i2" => each!(i16),
+        "<u2" => each!(u16),
+        "|i1" => each!(i8),
+        "|u1" | "|b1" => each!(u8),
+        other => panic!("{file} {tensor}: an .npy of {other}"),
+    };
+    (header, values)
+}
+
+/// `tensor` of `file` exported by the CLI as `.npy`: its header's dict and the bytes after it.
+fn exported(file: &str, tensor: &str) -> (String, Vec<u8>) {
+    let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id());
+    let out = std::env::temp_dir().join(format!("tensorscope-export-{}.npy", unique.replace(['(', ')'], "")));
+    let (code, _, err) = run(&["export", file, "--tensor", tensor, "--npy", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{file} {tensor}: {err}");
+    let npy = std::fs::read(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+    let header_len = u16::from_le_bytes([npy[8], npy[9]]) as usize;
+    let header = String::from_utf8_lossy(&npy[10..10 + header_len]).into_owned();
+    (header, npy[10 + header_len..].to_vec())
+}
+
 /// `tensor` of `file` exported by the CLI as `.npy` (float32): its header's dict and its values
 /// in the order written.
+#[allow(dead_code)] // not every test binary exports floats
 pub fn exported_f32(file: &str, tensor: &str) -> (String, Vec<f32>) {
     let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id());
     let out = std::env::temp_dir().join(format!("tensorscope-export-{}.npy", unique.replace(['(', ')'], "")));

@@ -122,3 +122,22 @@ test("llama.cpp's 256k-token command-r vocabulary: tokens paged from the file as
   assert.equal(await page.locator('[data-testid=template-finding]').count(), 0);
   assert.deepEqual(s.browser.errors, []);
 });
+
+test('a sentence-transformers folder picked whole: an encoder, sized without a KV cache, its other files listed', async () => {
+  const { page } = s.browser;
+  const v = new Viewer(page, s.srv.url);
+  const f = realFile('all-minilm-l6-v2');
+  await v.open();
+  await v.pick(path.dirname(f.path), 'folder-input');
+  await v.waitLoaded();
+  assert.equal(await v.text('summary-tensors'), String(f.want.tensors.length));
+  // llama.cpp makes BERT no cache: the weights are the memory to run, whatever the context.
+  assert.match(await v.text('estimate-about'), /^bert · from config\.json · 6 layers, 0 with a KV cache$/);
+  assert.equal(await page.locator('[data-testid=kv-table]').count(), 0);
+  assert.equal(await page.locator('[data-testid=estimate-unknown]').count(), 0);
+  // Nothing flagged; the files transformers does not read (tokenizer.json, vocab.txt, the
+  // sentence-transformers configs, README.md) are listed as ignored.
+  const codes = await findingCodes(v, page);
+  assert.ok(codes.length >= 5 && codes.every((c) => c === 'set.ignored_file'), codes.join());
+  assert.deepEqual(s.browser.errors, []);
+});
