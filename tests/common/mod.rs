@@ -75,19 +75,10 @@ fn exported(file: &str, tensor: &str) -> (String, Vec<u8>) {
 
 /// `tensor` of `file` exported by the CLI as `.npy` (float32): its header's dict and its values
 /// in the order written.
-#[allow(dead_code)] // not every test binary exports floats
 pub fn exported_f32(file: &str, tensor: &str) -> (String, Vec<f32>) {
-    let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id());
-    let out = std::env::temp_dir().join(format!("tensorscope-export-{}.npy", unique.replace(['(', ')'], "")));
-    let (code, _, err) = run(&["export", file, "--tensor", tensor, "--npy", out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{file} {tensor}: {err}");
-    let npy = std::fs::read(&out).unwrap();
-    std::fs::remove_file(&out).ok();
-    let header_len = u16::from_le_bytes([npy[8], npy[9]]) as usize;
-    let header = String::from_utf8_lossy(&npy[10..10 + header_len]).into_owned();
+    let (header, body) = exported(file, tensor);
     assert!(header.contains("'descr': '<f4'"), "{header}");
-    let values = npy[10 + header_len..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
-    (header, values)
+    (header, body.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
 }
 
 /// The `module.name` of each import a `check --json` report lists, of one verdict or all.
