@@ -412,7 +412,7 @@ fn a_config_beside_no_weights_is_ignored_not_read_as_the_models() {
         .filter(|f| f["code"] == "set.ignored_file")
         .map(|f| f["message"].as_str().unwrap())
         .collect();
-    assert_eq!(ignored, [format!("{} is in no folder of the weights and was ignored", pooling.display())]);
+    assert_eq!(ignored, [format!("{} is in a folder below the weights' and was ignored", pooling.display())]);
     // With no weights there is no checkpoint, and no config is set aside for being apart.
     let (code, out, _) =
         run(&["inspect", "--json", pooling.to_str().unwrap(), dir.join("config.json").to_str().unwrap()]);
@@ -420,6 +420,26 @@ fn a_config_beside_no_weights_is_ignored_not_read_as_the_models() {
     let r: Json = serde_json::from_str(&out).unwrap();
     let codes: Vec<&str> = r["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
     assert_eq!(codes, ["set.no_checkpoint"]);
+}
+
+/// A config that is an HTML page (saved from a web page's address) is said so, not read.
+#[test]
+fn a_config_that_is_a_web_page_is_said_so() {
+    let dir = temp_dir("config-page");
+    std::fs::copy(fixture("st_all_numpy_dtypes.safetensors"), dir.join("model.safetensors")).unwrap();
+    std::fs::write(dir.join("config.json"), "\n<!DOCTYPE html>\n<html lang=\"en\"><head><title>config.json</title>")
+        .unwrap();
+    let (code, out, err) = run(&["inspect", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let said: Vec<&Json> =
+        r["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "config.not_json").collect();
+    assert_eq!(said.len(), 1, "{r}");
+    assert!(said[0]["message"]
+        .as_str()
+        .unwrap()
+        .ends_with("config.json is an HTML page, not the file (saved from a web page's address?), and was not used"));
+    assert!(r["estimate"]["source"].is_null(), "{r}");
 }
 
 /// `template --conversation`: the template's variables from a file, or a list of messages; a

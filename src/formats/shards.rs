@@ -35,25 +35,41 @@ pub mod rules {
 
 use super::text::base_name;
 
-/// Configs in no folder of the weights given (`folders`; a named chat template counts from the
-/// folder above its own) are not the model's: listed as ignored, not read. A folder picked whole
-/// brings its subfolders' files, and a sentence-transformers model keeps its pooling layer's
-/// `config.json` in `1_Pooling/`: read as the model's, it hid the real one. With no weights
-/// given, every config stays.
-fn ignore_configs_apart(configs: &mut Vec<ConfigFile>, folders: &[&str], findings: &mut Vec<Finding>) {
-    if folders.is_empty() {
-        return;
-    }
+/// Configs in a folder below every folder of the weights given (`folders`; a named chat template
+/// counts from the folder above its own) are not the model's: listed as ignored, not read. A
+/// folder picked whole, or a Hub repository, brings its subfolders' files, and a
+/// sentence-transformers model keeps its pooling layer's `config.json` in `1_Pooling/`: read as
+/// the model's, it hid the real one (transformers reads the weights' own folder). A config
+/// beside the weights, or anywhere else (one given on purpose), stays.
+fn ignore_configs_below(configs: &mut Vec<ConfigFile>, folders: &[&str], findings: &mut Vec<Finding>) {
+    let folders: Vec<String> = folders.iter().map(|f| plain_folder(f)).collect();
     configs.retain(|c| {
-        let beside = folders.contains(&config::companion_folder(&c.path));
-        if !beside {
+        let at = plain_folder(config::companion_folder(&c.path));
+        let below = !folders.is_empty() && !folders.contains(&at) && folders.iter().any(|f| at.starts_with(f.as_str()));
+        if below {
             findings.push(Finding::new(
                 rules::IGNORED_FILE,
-                format!("{} is in no folder of the weights and was ignored", c.path),
+                format!("{} is in a folder below the weights' and was ignored", c.path),
             ));
         }
-        beside
+        !below
     });
+}
+
+/// `folder` (as [`super::text::folder`] gives it) compared as written but for its separators
+/// (`\` as `/`) and `.` steps (`./m/`, `m/./` are `m/`).
+fn plain_folder(folder: &str) -> String {
+    let mut out = String::with_capacity(folder.len());
+    let folder = folder.replace('\\', "/");
+    let absolute = folder.starts_with('/');
+    for part in folder.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        out.push_str(part);
+        out.push('/');
+    }
+    if absolute {
+        out.insert(0, '/');
+    }
+    out
 }
 
 /// One model from the files given, in any order, in pieces: each of the checkpoint's files
@@ -106,6 +122,13 @@ impl Assembling {
                         info.path
                     ),
                 )),
+                Parsed::Config(ConfigRead::Page) => findings.push(Finding::new(
+                    config::rules::NOT_JSON,
+                    format!(
+                        "{} is an HTML page, not the file (saved from a web page's address?), and was not used",
+                        info.path
+                    ),
+                )),
                 Parsed::Config(ConfigRead::NotJson(why)) => {
                     findings.push(Finding::new(config::rules::NOT_JSON, format!("{} was not used: {why}", info.path)))
                 }
@@ -119,7 +142,7 @@ impl Assembling {
         let weights = st.iter().map(|(i, _)| i).chain(gg.iter().map(|(i, _)| i)).chain(pickles.iter().map(|(i, _)| i));
         let weights = weights.chain(indexes.iter().chain(&pickle_indexes).map(|(i, _)| i));
         let folders: Vec<&str> = weights.map(|i| super::text::folder(&i.path)).collect();
-        ignore_configs_apart(&mut configs, &folders, &mut findings);
+        ignore_configs_below(&mut configs, &folders, &mut findings);
         let use_gguf = gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
         if !st.is_empty() && !gg.is_empty() {
             let (kept, dropped) = if use_gguf { ("GGUF", st.len()) } else { ("safetensors", gg.len()) };
@@ -669,5 +692,44 @@ fn check_split(files: &[(FileInfo, gguf::Header)], findings: &mut Vec<Finding>) 
                 info.path
             )));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which of `configs` stay beside weights in `weights`' folders.
+    fn kept(weights: &[&str], configs: &[&str]) -> Vec<String> {
+        let mut configs: Vec<ConfigFile> =
+            configs.iter().map(|p| ConfigFile { path: (*p).into(), json: serde_json::Value::Null }).collect();
+        let folders: Vec<&str> = weights.iter().map(|w| super::super::text::folder(w)).collect();
+        let mut findings = Vec::new();
+        ignore_configs_below(&mut configs, &folders, &mut findings);
+        assert!(findings.iter().all(|f| f.message.contains("below the weights'")), "{findings:?}");
+        configs.into_iter().map(|c| c.path).collect()
+    }
+
+    #[test]
+    fn only_configs_below_the_weights_folder_are_set_aside() {
+        // A folder picked whole: the pooling layer's config is below the weights'.
+        let m =
+            ["m/config.json", "m/1_Pooling/config.json", "m/additional_chat_templates/x.jinja", "other/config.json"];
+        assert_eq!(
+            kept(&["m/model.safetensors"], &m),
+            ["m/config.json", "m/additional_chat_templates/x.jinja", "other/config.json"]
+        );
+        // A Hub repository's paths: the weights at its root.
+        assert_eq!(kept(&["model.safetensors"], &["1_Pooling/config.json", "config.json"]), ["config.json"]);
+        // The same folder however written: `.` steps, `\` separators; an absolute path's folder
+        // and a bare name are not below one another.
+        assert_eq!(kept(&["./model.safetensors"], &["config.json"]), ["config.json"]);
+        assert_eq!(
+            kept(&["m\\model.safetensors"], &["./m/config.json", "m\\1_Pooling\\config.json"]),
+            ["./m/config.json"]
+        );
+        assert_eq!(kept(&["/abs/m/model.safetensors"], &["config.json", "/abs/m/a/config.json"]), ["config.json"]);
+        // No weights: every config stays.
+        assert_eq!(kept(&[], &["1_Pooling/config.json", "config.json"]), ["1_Pooling/config.json", "config.json"]);
     }
 }
