@@ -81,6 +81,18 @@ pub enum ConfigRead {
     Text(String),
     TooLarge(u64),
     NotJson(String),
+    /// An HTML document where JSON or a template was due: a page a server answered in the
+    /// file's place (a host that serves its site for any path it has no file for), or one saved
+    /// from a web page's address.
+    Page,
+}
+
+/// Whether `bytes` open as an HTML document (`<!DOCTYPE html` or `<html`, in any case, after
+/// white space).
+fn is_html(bytes: &[u8]) -> bool {
+    let head = bytes.trim_ascii_start();
+    let starts = |p: &[u8]| head.len() >= p.len() && head[..p.len()].eq_ignore_ascii_case(p);
+    starts(b"<!doctype html") || starts(b"<html")
 }
 
 /// One config file of a checkpoint.
@@ -128,7 +140,9 @@ impl Decoder for ConfigDecoder {
             return Step::Need(ByteRange::new(self.window.end(), self.file_len));
         }
         let bytes = self.window.bytes();
-        let read = if self.text {
+        let read = if is_html(bytes) {
+            ConfigRead::Page
+        } else if self.text {
             match std::str::from_utf8(bytes) {
                 Ok(t) => ConfigRead::Text(t.to_owned()),
                 Err(e) => ConfigRead::NotJson(format!("it is not UTF-8 text: {e}")),
@@ -256,6 +270,24 @@ mod tests {
         assert_eq!(companion_folder("additional_chat_templates/tool_use.jinja"), "");
         assert_eq!(companion_folder("m/chat_template.jinja"), "m/");
         assert_eq!(companion_folder("m/additional_chat_templates/config.json"), "m/additional_chat_templates/");
+    }
+
+    #[test]
+    fn an_html_page_is_told_from_a_config_or_a_template() {
+        for text in [true, false] {
+            let read = |b: &[u8]| {
+                let mut d = if text { ConfigDecoder::text(b.len() as u64) } else { ConfigDecoder::new(b.len() as u64) };
+                let Step::Need(r) = d.step() else { panic!("a read first") };
+                d.feed(r.start, b).unwrap();
+                let Step::Done(read) = d.step() else { panic!("done") };
+                read
+            };
+            for page in [&b"<!DOCTYPE html><html>"[..], b"\n  <html lang=en>", b"<!doctype HTML>"] {
+                assert_eq!(read(page), ConfigRead::Page, "{}", String::from_utf8_lossy(page));
+            }
+            assert_ne!(read(b"{{ bos_token }}<html>"), ConfigRead::Page);
+            assert_ne!(read(b"{\"html\": 1}"), ConfigRead::Page);
+        }
     }
 
     #[test]

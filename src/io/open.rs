@@ -10,7 +10,7 @@ use super::entries::Input;
 use super::http::{HttpSource, Meter};
 use super::source::Source;
 use super::BlobSource;
-use crate::engine::config::INDEX_COMPANIONS;
+use crate::engine::config::{ConfigRead, INDEX_COMPANIONS};
 use crate::engine::job::{headers_job, OnFile, RunError};
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
@@ -340,9 +340,11 @@ pub async fn open_urls(
     if !unreadable.is_empty() && !opened.iter().any(|(_, _, _, p)| weights(p)) {
         return Err(unreadable.swap_remove(0).1);
     }
-    // A config is optional: one that cannot be fetched (most often a 404) is simply absent.
+    // A config is optional: one that cannot be fetched (most often a 404), or a page the server
+    // answered in its place, is simply absent.
     for config in read {
         match config {
+            Ok((_, _, _, Parsed::Config(ConfigRead::Page))) => {}
             Ok(c) => opened.push(c),
             Err(RunError::Cancelled) => return Err(RunError::Cancelled),
             Err(_) => {}

@@ -113,6 +113,36 @@ test('?url= to an index opens the whole shard set from another origin, reading o
   assert.deepEqual(browser.errors, []);
 });
 
+test('a host that serves its site for files it does not have: the companions answered with the page are absent', async () => {
+  const { page } = browser;
+  const dir = path.join(tmp.dir, 'site-set');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of ['model.safetensors.index.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']) {
+    fs.copyFileSync(fixture('sharded', f), path.join(dir, f));
+  }
+  fs.copyFileSync(path.join(tmp.dir, 'sharded', 'config.json'), path.join(dir, 'config.json'));
+  fs.writeFileSync(path.join(tmp.dir, 'site.html'), '<!DOCTYPE html>\n<html><body>{{ not a template }}</body></html>\n');
+  const site = await startServer({ root: tmp.dir, port: 0, cors: true, fallback: 'site.html' });
+  try {
+    const v = new Viewer(page, app.url);
+    await v.open(`?url=${encodeURIComponent(site.url + 'site-set/model.safetensors.index.json')}`);
+    assert.equal(await v.text('summary-files'), '2');
+    assert.match(await v.text('estimate-about'), /qwen3 · from config\.json · 2 layers/);
+    // The three other companions came back 200, as the site's page: none is a template or a
+    // config that is not JSON.
+    const pages = site.requests.filter((r) => /generation_config|tokenizer_config|chat_template/.test(r.path));
+    assert.deepEqual(pages.map((r) => r.status), [206, 206, 206]);
+    await v.tab('findings');
+    const codes = await page.locator('[data-testid=finding-code]').allTextContents();
+    assert.ok(!codes.includes('config.not_json'), codes.join());
+    // No template, nor any tokenizer fact: the viewer has no tokenizer tab to show.
+    assert.equal(await page.locator('[data-testid=tab-tokenizer]').count(), 0);
+    assert.deepEqual(browser.errors, []);
+  } finally {
+    await site.close();
+  }
+});
+
 test('a shard the server does not have is a finding, and the rest of the set opens', async () => {
   const { page } = browser;
   const dir = path.join(tmp.dir, 'one-missing');

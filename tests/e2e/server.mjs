@@ -94,8 +94,10 @@ function resolveInRoot(root, urlPath) {
  * @param {boolean} [opts.cors=false]
  * @param {boolean} [opts.log=false]   print one line per request
  * @param {number} [opts.delay=0]     milliseconds to hold every response back
+ * @param {string} [opts.fallback]    a file of root served (200) for every path that is none, as
+ *                                    single-page apps' hosts answer
  */
-export async function startServer({ root, port = 0, host = '127.0.0.1', range = true, cors = false, log = false, delay = 0 } = {}) {
+export async function startServer({ root, port = 0, host = '127.0.0.1', range = true, cors = false, log = false, delay = 0, fallback = null } = {}) {
   if (!root) throw new Error('startServer: root is required');
   root = path.resolve(root);
   if (!fs.statSync(root).isDirectory()) throw new Error(`startServer: ${root} is not a directory`);
@@ -149,7 +151,9 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', range = 
         st = fs.statSync(file);
       }
     } catch {
-      return finish(404, { ...base, 'Content-Type': 'text/plain' }, 'not found\n');
+      if (!fallback) return finish(404, { ...base, 'Content-Type': 'text/plain' }, 'not found\n');
+      file = path.join(root, fallback);
+      st = fs.statSync(file);
     }
     if (!st.isFile()) return finish(404, { ...base, 'Content-Type': 'text/plain' }, 'not found\n');
 
