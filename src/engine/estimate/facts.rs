@@ -141,9 +141,27 @@ pub const CACHELESS_HF_ARCHITECTURES: [&str; 29] = [
     "RND1",
 ];
 
-/// Hugging Face `model_type`s of encoders llama.cpp cannot convert (MPNet, ELECTRA, ALBERT,
-/// DeBERTa): they keep no cache in any runtime either.
-pub const ENCODER_MODEL_TYPES: [&str; 6] = ["mpnet", "electra", "albert", "deberta", "deberta-v2", "xlm-roberta-xl"];
+/// Hugging Face `model_type`s of encoders, whatever head their `architectures` name
+/// (`RobertaForMaskedLM`, `BertForTokenClassification`, …; the converter takes only some) and
+/// those llama.cpp cannot convert (MPNet, ELECTRA, ALBERT, DeBERTa, XLM-RoBERTa-XL): they keep no
+/// cache in any runtime either, unless configured as a decoder (`is_decoder`).
+pub const ENCODER_MODEL_TYPES: [&str; 15] = [
+    "bert",
+    "roberta",
+    "xlm-roberta",
+    "xlm-roberta-xl",
+    "camembert",
+    "distilbert",
+    "modernbert",
+    "nomic_bert",
+    "neobert",
+    "eurobert",
+    "mpnet",
+    "electra",
+    "albert",
+    "deberta",
+    "deberta-v2",
+];
 
 /// Mamba's state per layer, as llama.cpp sizes it (`n_embd_r + n_embd_s`): the convolution
 /// window (`conv − 1` columns of the inner width plus the groups' B and C) and the SSM state

@@ -81,12 +81,13 @@ pub fn from_config(config: &Json) -> Option<Facts> {
     Some(facts)
 }
 
-/// Whether the model keeps no KV cache: an architecture llama.cpp's converter makes one of its
-/// cacheless ones, or an encoder it cannot convert.
+/// Whether the model keeps no KV cache: its architecture (the first named, as llama.cpp's
+/// converter reads it) is one the converter makes cacheless, or it is an encoder.
 fn cacheless(config: &Json, model_type: &str) -> bool {
-    let architectures = config.get("architectures").and_then(Json::as_array);
-    let named = |a: &Json| a.as_str().is_some_and(|a| CACHELESS_HF_ARCHITECTURES.contains(&a));
-    architectures.is_some_and(|a| a.iter().any(named)) || ENCODER_MODEL_TYPES.contains(&model_type)
+    let first = config.get("architectures").and_then(|a| a.get(0)).and_then(Json::as_str);
+    let decoder = config.get("is_decoder") == Some(&Json::Bool(true));
+    first.is_some_and(|a| CACHELESS_HF_ARCHITECTURES.contains(&a))
+        || (ENCODER_MODEL_TYPES.contains(&model_type) && !decoder)
 }
 
 fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts) {

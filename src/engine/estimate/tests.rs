@@ -321,6 +321,13 @@ fn encoders_and_diffusion_models_keep_no_cache() {
         assert_eq!((e.source, e.layers, e.kv_layers), (Some(Source::Config), layers, 0), "{e:?}");
         assert_eq!((e.kv_cache.len(), e.unknown.len()), (0, 0), "{e:?}");
     }
+    // roberta-base's head is not one the converter takes; a BERT configured as a decoder caches.
+    let roberta = json!({"architectures": ["RobertaForMaskedLM"], "model_type": "roberta", "hidden_size": 768,
+        "num_hidden_layers": 12, "num_attention_heads": 12, "max_position_embeddings": 514});
+    assert!(from_config(&roberta).unwrap().layers.iter().all(|l| l.kv_heads == 0));
+    let bert_decoder = json!({"architectures": ["BertLMHeadModel"], "model_type": "bert", "is_decoder": true,
+        "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12});
+    assert!(from_config(&bert_decoder).unwrap().layers.iter().all(|l| l.kv_heads == 12));
     let mut gemma3 = embedding_gemma;
     gemma3["architectures"] = json!(["Gemma3ForCausalLM"]);
     assert_eq!(from_config(&gemma3).unwrap().layers.iter().filter(|l| l.kv_heads > 0).count(), 24);

@@ -4,9 +4,11 @@
 //! With AVX-512 a group's sixteen counts come from its four bit planes at once: one vector holds
 //! sixteen candidate masks (a plane or its complement per code bit) and a vector population count
 //! gives every count. The planes come from a GFNI 8x8 bit transpose of each 8 code bytes, and
-//! byte shuffles that gather them. With AVX2 (or `simd128` in the workers' wasm) each code is one compare, a
-//! byte mask and a population count; with NEON (aarch64) one compare a code, and pairwise adds
-//! that sum each code's hits into one lane of one vector. Elsewhere codes are counted one by one.
+//! byte shuffles that gather them. In the workers' wasm (`simd128`) the planes come from byte
+//! masks of the codes shifted, and four codes' masks are ANDed and counted per vector. With AVX2
+//! each code is one compare, a byte mask and a population count; with NEON (aarch64) one compare
+//! a code, and pairwise adds that sum each code's hits into one lane of one vector. Elsewhere
+//! codes are counted one by one.
 
 /// Elements of each code, `0..16`.
 pub type Counts = [u16; 16];
