@@ -76,8 +76,19 @@ phase clippy-windows cargo clippy "${locked[@]}" --workspace --target x86_64-pc-
 phase clippy-macos cargo clippy "${locked[@]}" -p tensorscope-formats -p tensorscope-values -p tensorscope-engine \
   --target aarch64-apple-darwin --all-targets -- -D warnings
 phase test-arm64 test_arm64
-# Only the browser test file: the host integration tests are not meant for wasm32.
-phase test-wasm cargo test "${locked[@]}" --target wasm32-unknown-unknown --test web
+# Only the browser test file: the host integration tests are not meant for wasm32. chromedriver
+# gives each session's browser a profile in $TMPDIR (org.chromium.Chromium.scoped_dir.*, about
+# 100 MB) and leaves it behind: run after run they filled this machine's disk. So the phase has
+# a temporary folder of its own, removed after it.
+test_wasm() {
+  local tmp rc
+  tmp="$(mktemp -d "${CARGO_TARGET_DIR:-$PWD/target}/wasm-test-tmp.XXXXXX")"
+  TMPDIR="$tmp" cargo test "${locked[@]}" --target wasm32-unknown-unknown --test web
+  rc=$?
+  rm -rf "$tmp"
+  return "$rc"
+}
+phase test-wasm test_wasm
 if phase build-web bash scripts/build-web.sh; then
   phase e2e node --test --test-reporter=spec tests/e2e/*.spec.mjs
 else
