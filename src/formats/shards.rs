@@ -35,8 +35,9 @@ pub mod rules {
 
 use super::text::base_name;
 
-/// Configs in a folder below every folder of the weights given (`folders`; a named chat template
-/// counts from the folder above its own) are not the model's: listed as ignored, not read. A
+/// Configs in a folder below a folder of the weights given (`folders`), and in none of those
+/// folders themselves (a named chat template counts from the folder above its own), are not the
+/// model's: listed as ignored, not read. A
 /// folder picked whole, or a Hub repository, brings its subfolders' files, and a
 /// sentence-transformers model keeps its pooling layer's `config.json` in `1_Pooling/`: read as
 /// the model's, it hid the real one (transformers reads the weights' own folder). A config
