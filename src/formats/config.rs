@@ -29,15 +29,28 @@ pub const TEMPLATE_FILE: &str = "chat_template.jinja";
 /// The folder of transformers' named chat templates, one `NAME.jinja` each.
 pub const TEMPLATE_DIR: &str = "additional_chat_templates";
 
-/// The files a remote shard set's index brings from its folder, as a folder's would be read
+/// The files a remote file opened by URL brings from its folder, as a folder's would be read
 /// with it: the configs nearly every model's folder holds, and the chat template file today's
 /// transformers saves (older folders keep the template in `tokenizer_config.json`). A folder
 /// cannot be listed over plain HTTP, so each is asked for by name; the rarer ones
 /// (`hf_quant_config.json`, whose facts newer exports also put in `config.json`;
-/// `adapter_config.json`, beside one file; `chat_template.json`) are not, as every file a
-/// server does not have is an error in the browser's console.
-pub const INDEX_COMPANIONS: [&str; 4] =
-    ["config.json", "generation_config.json", "tokenizer_config.json", TEMPLATE_FILE];
+/// `chat_template.json`) are not, as every file a server does not have is an error in the
+/// browser's console.
+pub const COMPANIONS: [&str; 4] = ["config.json", "generation_config.json", "tokenizer_config.json", TEMPLATE_FILE];
+
+/// What PEFT saves beside its `adapter_model.*`: the adapter's config (rank, alpha, base model).
+const ADAPTER_COMPANIONS: [&str; 1] = ["adapter_config.json"];
+
+/// The files asked for beside a shard set's index or a file of weights opened alone by URL,
+/// named `file_name`: [`COMPANIONS`], or an adapter's config beside PEFT's `adapter_model.*`. A
+/// GGUF carries its own facts and brings none.
+pub fn companions(file_name: &str) -> &'static [&'static str] {
+    if crate::text::base_name(file_name).starts_with("adapter_model.") {
+        &ADAPTER_COMPANIONS
+    } else {
+        &COMPANIONS
+    }
+}
 
 /// Whether the file called `base` (a file name, no folder) is one of [`CONFIG_NAMES`].
 pub fn is_config_name(base: &str) -> bool {
@@ -215,6 +228,17 @@ mod tests {
     use super::*;
     use crate::step::drive;
     use serde_json::json;
+
+    #[test]
+    fn a_peft_adapter_brings_its_own_config_and_any_other_file_the_folders() {
+        assert_eq!(companions("adapter_model.safetensors"), ["adapter_config.json"]);
+        assert_eq!(companions("lora/adapter_model.bin"), ["adapter_config.json"]);
+        for name in ["model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "my_adapter_model.pt"] {
+            assert_eq!(companions(name), COMPANIONS, "{name}");
+        }
+        // Every companion is read as a config or a template.
+        assert!(COMPANIONS.iter().chain(&ADAPTER_COMPANIONS).all(|c| is_config_name(c) || is_template_file(c)));
+    }
 
     #[test]
     fn highlights_name_architecture_dtype_and_quantization() {

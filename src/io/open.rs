@@ -10,7 +10,7 @@ use super::entries::Input;
 use super::http::{HttpSource, Meter};
 use super::source::Source;
 use super::BlobSource;
-use crate::engine::config::{ConfigRead, INDEX_COMPANIONS};
+use crate::engine::config::{companions, ConfigRead};
 use crate::engine::job::{headers_job, OnFile, RunError};
 use crate::engine::model::{Checkpoint, FileInfo};
 use crate::engine::open::{FileDecoder, Parsed};
@@ -263,11 +263,12 @@ pub async fn open_remote_files(
 
 /// Open remote files by URL (`hf://` shorthands expanded; only `http:`/`https:` accepted). A
 /// `model.safetensors.index.json` brings in every shard it names, resolved relative to the
-/// index's URL (shard URLs are checked the same way), and the configs and chat template beside
-/// it ([`INDEX_COMPANIONS`]; each optional, one the server does not have is absent). Headers
-/// are read [`PARALLEL_REQUESTS`] at a time, each shard's in one request sized from the names
-/// the index gives it, and only header ranges are fetched; `meter` counts the bytes
-/// transferred. Files are named by the last part of their URL (shards: as the index names them).
+/// index's URL (shard URLs are checked the same way). An index, or a file of safetensors or a
+/// pickle, brings the configs and chat template beside it ([`companions`]; each optional, one
+/// the server does not have is absent, one given by URL is not asked for again). Headers are
+/// read [`PARALLEL_REQUESTS`] at a time, each shard's in one request sized from the names the
+/// index gives it, and only header ranges are fetched; `meter` counts the bytes transferred.
+/// Files are named by the last part of their URL (shards: as the index names them).
 pub async fn open_urls(
     urls: &[String],
     meter: &Meter,
@@ -287,18 +288,23 @@ pub async fn open_urls(
             given.push((name, u));
         }
     }
+    let given_names: HashSet<String> = given.iter().map(|(name, _)| name.clone()).collect();
     progress(OpenProgress { files: given.len(), ..OpenProgress::default() });
     let mut opened = all_opened(open_remote(given, ShardProbes::new(expect), meter, cancel).await)?;
-    // Shards named by the indexes given, each once, then the configs beside each index.
+    // Shards named by the indexes given, each once, then the configs beside each index or file
+    // of weights.
     let mut more = Vec::new();
     let mut expect = Vec::new();
     let mut configs = Vec::new();
     for (name, url, src, parsed) in &opened {
+        if !matches!(parsed, Parsed::Index(_) | Parsed::Safetensors(_) | Parsed::Pickle(_)) {
+            continue;
+        }
+        // On the Hub, the shards and configs at the commit the file was read at (a branch may
+        // move on while 500 shards open).
+        let commit = if let Source::Http(h) = src { h.commit() } else { None };
+        let url = &commit.and_then(|c| at_commit(url, c)).unwrap_or_else(|| url.clone());
         if let Parsed::Index(ix) = parsed {
-            // On the Hub, the shards at the commit the index was read at (a branch may move on
-            // while 500 shards open).
-            let commit = if let Source::Http(h) = src { h.commit() } else { None };
-            let url = &commit.and_then(|c| at_commit(url, c)).unwrap_or_else(|| url.clone());
             for (shard, guess) in ix.shards().zip(Expect::shards_of(ix)) {
                 let u = beside(url, shard)
                     .map_err(|e| e.to_string())
@@ -309,11 +315,11 @@ pub async fn open_urls(
                     expect.push(guess);
                 }
             }
-            for name in INDEX_COMPANIONS {
-                if let Some(u) = beside(url, name).ok().and_then(|u| check_url(&u).ok()) {
-                    if seen.insert(u.clone()) {
-                        configs.push((name.to_owned(), u));
-                    }
+        }
+        for &config in companions(name).iter().filter(|&&c| !given_names.contains(c)) {
+            if let Some(u) = beside(url, config).ok().and_then(|u| check_url(&u).ok()) {
+                if seen.insert(u.clone()) {
+                    configs.push((config.to_owned(), u));
                 }
             }
         }

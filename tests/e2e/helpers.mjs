@@ -76,6 +76,16 @@ export function notFound(errors) {
   return { missing, other };
 }
 
+/** The files a file of weights opened alone by URL asks for beside it (src/formats/config.rs). */
+export const COMPANIONS = ['config.json', 'generation_config.json', 'tokenizer_config.json', 'chat_template.jinja'];
+
+/** [`notFound`] with the missing files' names sorted: requests in flight end in any order. */
+export function notFoundSorted(errors) {
+  const found = notFound(errors);
+  found.missing.sort();
+  return found;
+}
+
 /** Save a full-page screenshot to tests/e2e/artifacts/<name>.png; returns its path. */
 export async function screenshot(page, name) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { serveDist, launch, notFound } from './helpers.mjs';
+import { serveDist, launch, notFound, notFoundSorted, COMPANIONS } from './helpers.mjs';
 import { startServer, parseRange } from './server.mjs';
 import { Viewer, fixture, tempDir, makeBig } from './viewer.mjs';
 
@@ -143,6 +143,52 @@ test('a host that serves its site for files it does not have: the companions ans
   }
 });
 
+test('a single file by URL brings the configs beside it; a PEFT adapter its adapter config', async () => {
+  const { page } = browser;
+  const dir = path.join(tmp.dir, 'single');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.copyFileSync(fixture('sharded', 'model-00001-of-00002.safetensors'), path.join(dir, 'model.safetensors'));
+  fs.copyFileSync(path.join(tmp.dir, 'sharded', 'config.json'), path.join(dir, 'config.json'));
+  fs.copyFileSync(path.join(tmp.dir, 'sharded', 'tokenizer_config.json'), path.join(dir, 'tokenizer_config.json'));
+  files.requests.length = 0;
+  const v = new Viewer(page, app.url);
+  await v.open(`?url=${encodeURIComponent(files.url + 'single/model.safetensors')}`);
+  assert.equal(await v.text('summary-files'), '1');
+  assert.match(await v.text('estimate-about'), /qwen3 · from config\.json · 2 layers/);
+  await v.tab('tokenizer');
+  await page.locator('[data-testid=template][data-name=tool_use]').waitFor();
+  // Each companion asked for once, beside the file; the two the folder does not have are 404s.
+  const absent = ['generation_config.json', 'chat_template.jinja'];
+  for (const name of [...absent, 'config.json', 'tokenizer_config.json']) {
+    const asked = files.requests.filter((r) => r.path === `/single/${name}`);
+    assert.deepEqual(asked.map((r) => r.status), [absent.includes(name) ? 404 : 206], name);
+  }
+  assert.deepEqual(notFound(browser.errors), { missing: absent, other: [] });
+  browser.errors.length = 0;
+
+  // A config given by URL is not asked for again beside the file.
+  files.requests.length = 0;
+  const config = files.url + 'sharded/config.json';
+  await v.open(`?url=${encodeURIComponent(files.url + 'single/model.safetensors')}&url=${encodeURIComponent(config)}`);
+  assert.match(await v.text('estimate-about'), /qwen3 · from config\.json · 2 layers/);
+  assert.equal(files.requests.filter((r) => r.path === '/single/config.json').length, 0);
+  browser.errors.length = 0;
+
+  // PEFT's adapter brings its adapter config (alpha and base model), and not the folder's config.
+  const peft = path.join(tmp.dir, 'peft');
+  fs.mkdirSync(peft, { recursive: true });
+  for (const f of ['adapter_model.safetensors', 'adapter_config.json']) fs.copyFileSync(fixture('kinds', 'peft', f), path.join(peft, f));
+  fs.copyFileSync(path.join(tmp.dir, 'sharded', 'config.json'), path.join(peft, 'config.json'));
+  files.requests.length = 0;
+  await v.open(`?url=${encodeURIComponent(files.url + 'peft/adapter_model.safetensors')}`);
+  const kind = page.locator('[data-testid=summary-kind]');
+  assert.equal(await kind.getAttribute('data-kind'), 'adapter');
+  assert.match(await kind.textContent(), /LoRA \(PEFT\), rank 4\/8, alpha 16, 4 modules, base example\/kinds-fixture-1b/);
+  assert.deepEqual(files.requests.filter((r) => r.method === 'GET').map((r) => r.path).sort(),
+    ['/peft/adapter_config.json', '/peft/adapter_model.safetensors']);
+  assert.deepEqual(browser.errors, []);
+});
+
 test('a shard the server does not have is a finding, and the rest of the set opens', async () => {
   const { page } = browser;
   const dir = path.join(tmp.dir, 'one-missing');
@@ -271,7 +317,9 @@ test('a 3 GiB sparse file opens over Range and decodes values past 2 GiB', async
   assert.ok(ranged.some((r) => Number(/bytes=(\d+)/.exec(r.range)[1]) > 2 ** 31), 'read past 2 GiB');
   // A sample of the tensor (a few MB) and the 1000 elements: far less than the file.
   assert.ok((await transferred(page)).bytes < 16 * 1024 * 1024, 'far less than the file');
-  assert.deepEqual(browser.errors, []);
+  // The folder has none of the configs asked for beside the file.
+  assert.deepEqual(notFoundSorted(browser.errors), { missing: [...COMPANIONS].sort(), other: [] });
+  browser.errors.length = 0;
 });
 
 test('a whole-tensor histogram keeps more reads in flight than there are workers', async () => {
@@ -288,7 +336,8 @@ test('a whole-tensor histogram keeps more reads in flight than there are workers
   const workers = Number(await page.locator('[data-testid=hist-what]').getAttribute('data-workers'));
   // Each worker reads for several orders at once.
   assert.ok(workers >= 1 && slow.load.max > workers, `${slow.load.max} requests at once on ${workers} workers`);
-  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(notFoundSorted(browser.errors), { missing: [...COMPANIONS].sort(), other: [] });
+  browser.errors.length = 0;
 });
 
 async function openError(page, url, timeout = 15_000) {
@@ -368,7 +417,7 @@ test('a server that never answers ends the open with an error, not a wait withou
   }
 });
 
-test('shards named by a Hub index are read at the commit the index was read at', async () => {
+test('shards named by a Hub index, and the config beside a file, are read at the commit the file was read at', async () => {
   const sha = '0123456789abcdef0123456789abcdef01234567';
   const root = path.join(tmp.dir, 'hub');
   // The branch holds only the index (its shards moved on); the commit holds index and shards.
@@ -395,6 +444,15 @@ test('shards named by a Hub index are read at the commit the index was read at',
     assert.equal(await v.text('summary-files'), '2');
     const shards = served.filter((u) => u.endsWith('.safetensors'));
     assert.ok(shards.length >= 2 && shards.every((u) => u.includes(`/resolve/${sha}/`)), served.join(' '));
+    // A single file read on the branch brings the config of its commit (the branch has none).
+    fs.copyFileSync(fixture('sharded', 'model-00001-of-00002.safetensors'), path.join(root, 'o', 'r', 'resolve', 'main', 'model.safetensors'));
+    fs.copyFileSync(path.join(tmp.dir, 'sharded', 'config.json'), path.join(root, 'o', 'r', 'resolve', sha, 'config.json'));
+    served.length = 0;
+    await v.open(`?url=${encodeURIComponent(hub.url + 'o/r/resolve/main/model.safetensors')}`);
+    assert.match(await v.text('estimate-about'), /qwen3 · from config\.json · 2 layers/);
+    assert.ok(served.includes(`/o/r/resolve/${sha}/config.json`), served.join(' '));
+    assert.ok(!served.some((u) => u.startsWith('/o/r/resolve/main/config')), served.join(' '));
+    browser.errors.length = 0;
   } finally {
     await hub.close();
   }
