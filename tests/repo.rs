@@ -240,6 +240,39 @@ fn repo_needs_a_folder_and_prints_a_table_without_json() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A BERT encoder 64 wide of 2 layers (llama.cpp keeps no KV cache for it), its token
+/// embedding of 256 × 64 values of GGML type `ty` (F16 or Q8_0).
+fn encoder(ty: u32) -> Vec<u8> {
+    let embd: u64 = if ty == 1 { 256 * 64 * 2 } else { 256 * 64 / 32 * 34 };
+    let mut g = Gguf::header(3, 1, 5);
+    g.kv_str("general.architecture", "bert").kv_u32("bert.block_count", 2);
+    g.kv_u32("bert.embedding_length", 64).kv_u32("bert.attention.head_count", 4);
+    g.kv_u32("bert.context_length", 512);
+    g.tensor("token_embd.weight", &[64, 256], ty, 0);
+    g.pad(32).data(embd as usize);
+    g.build()
+}
+
+#[test]
+fn a_model_that_keeps_no_cache_needs_its_weights_alone_in_the_table() {
+    let dir = temp_dir("encoders");
+    write(&dir, "enc-Q8_0.gguf", &encoder(8));
+    write(&dir, "enc-F16.gguf", &encoder(1));
+    let (code, out, err) = cli(&["repo", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for (line, weights) in out.lines().skip(1).zip([256 * 64 / 32 * 34, 256 * 64 * 2]) {
+        let memory = tensorscope::engine::view::human_bytes(weights);
+        assert!(line.contains(&format!(" {memory} ")) && !line.contains('@'), "{memory}: {out}");
+    }
+    let (_, json, _) = cli(&["repo", dir.to_str().unwrap(), "--json"]);
+    let r: Json = serde_json::from_str(&json).unwrap();
+    for v in r["variants"].as_array().unwrap() {
+        assert_eq!((v["estimate"]["layers"].as_u64(), v["estimate"]["kv_layers"].as_u64()), (Some(2), Some(0)));
+        assert_eq!(v["estimate"]["kv_cache"], serde_json::json!([]));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A local server that answers like the Hub: the revision API (the commit in `sha` and
 /// `X-Repo-Commit`), a tree listing in pages joined by `Link: <…>; rel="next"`, `resolve`
 /// redirecting to a file server that honours `Range` (206, `Content-Range`, an ETag).

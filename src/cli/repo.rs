@@ -74,7 +74,10 @@ fn table(r: &RepoReport, out: &mut dyn Write) -> io::Result<()> {
     for v in &models {
         let all = summarize(&v.cp).all;
         let e = estimate(&v.cp);
-        let memory = e.kv_cache.first().map(|kv| format!("{} @{}", human_bytes(e.total(kv)), kv.context));
+        let memory = match e.kv_cache.first() {
+            Some(kv) => Some(format!("{} @{}", human_bytes(e.total(kv)), kv.context)),
+            None => e.total_without_cache().map(human_bytes),
+        };
         writeln!(
             out,
             "{:<24} {:<12} {:>10} {:>9} {:>6.2} {:>14}  {}",

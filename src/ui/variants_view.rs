@@ -84,8 +84,7 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
     let memory = move |index: usize| {
         let (ctx, kind) = (context.get(), cache.get());
         let cp = &all.all[index].cp;
-        let e = estimate_at(cp, &[ctx]);
-        e.kv_cache.iter().find(|k| k.context == ctx && k.cache == kind).map(|k| e.total(k))
+        estimate_at(cp, &[ctx]).total_at(ctx, kind)
     };
     let verdict = move |bytes: Option<u64>| {
         let limit = device.get().trim().parse::<f64>().ok().filter(|g| *g > 0.0)?;

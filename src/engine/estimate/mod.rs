@@ -110,10 +110,25 @@ impl Estimate {
 
     /// Weights, cache and state together, for one cache entry.
     pub fn total(&self, kv: &KvCache) -> u64 {
-        self.weights_bytes
-            .saturating_add(self.projector_bytes)
-            .saturating_add(kv.bytes)
-            .saturating_add(self.state_bytes)
+        self.without_cache().saturating_add(kv.bytes)
+    }
+
+    /// Weights, projector and state.
+    fn without_cache(&self) -> u64 {
+        self.weights_bytes.saturating_add(self.projector_bytes).saturating_add(self.state_bytes)
+    }
+
+    /// All the model needs at any context when its layers are known, none caches keys and
+    /// values (an encoder, a recurrent model) and nothing is left unknown; else `None`.
+    pub fn total_without_cache(&self) -> Option<u64> {
+        (self.layers > 0 && self.kv_layers == 0 && self.unknown.is_empty()).then(|| self.without_cache())
+    }
+
+    /// All the model needs at `context` tokens with a `cache` cache, when estimated there (the
+    /// estimate must have been made at `context`, unless the model keeps no cache).
+    pub fn total_at(&self, context: u64, cache: CacheType) -> Option<u64> {
+        self.total_without_cache()
+            .or_else(|| self.kv_cache.iter().find(|k| k.context == context && k.cache == cache).map(|k| self.total(k)))
     }
 }
 

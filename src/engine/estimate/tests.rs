@@ -336,6 +336,57 @@ fn encoders_and_diffusion_models_keep_no_cache() {
 }
 
 #[test]
+fn the_total_at_a_context_is_the_weights_alone_only_for_a_model_known_to_keep_no_cache() {
+    use Value::U32;
+    let keys = [
+        ("block_count", U32(6)),
+        ("context_length", U32(512)),
+        ("embedding_length", U32(384)),
+        ("attention.head_count", U32(12)),
+    ];
+    let mut bert = gguf("bert", &keys);
+    bert.tensors.push(crate::model::Tensor {
+        name: "token_embd.weight".into(),
+        dtype: crate::model::Dtype::Safetensors(crate::safetensors::Dtype::F32),
+        shape: vec![384, 1000],
+        file: 0,
+        offset: None,
+        nbytes: 384 * 1000 * 4,
+        data: Err(crate::model::Lost::NoSize),
+        strides: None,
+    });
+    let e = estimate(&bert);
+    assert_eq!(e.weights_bytes, 384 * 1000 * 4);
+    for context in [1, 4096, 1 << 20] {
+        assert_eq!(e.total_at(context, CacheType::Q8_0), Some(e.weights_bytes), "{context}");
+    }
+    // Recurrent: its state, at any context.
+    let mamba = gguf(
+        "mamba",
+        &[
+            ("block_count", U32(2)),
+            ("embedding_length", U32(32)),
+            ("ssm.conv_kernel", U32(4)),
+            ("ssm.inner_size", U32(64)),
+            ("ssm.state_size", U32(16)),
+        ],
+    );
+    let e = estimate(&mamba);
+    assert!(e.state_bytes > 0);
+    assert_eq!(e.total_at(12345, CacheType::F16), Some(e.weights_bytes + e.state_bytes));
+    // A decoder: only where estimated.
+    let e = estimate(&gguf("llama", &keys));
+    assert_eq!(e.total_at(4096, CacheType::F16), Some(e.weights_bytes + kv(&e, 4096, CacheType::F16)));
+    assert_eq!(e.total_at(4095, CacheType::F16), None);
+    // No layers known, or nothing read of them: not the weights alone.
+    let no_layers = gguf("llama", &[("context_length", U32(512))]);
+    assert_eq!(estimate(&no_layers).total_at(4096, CacheType::F16), None);
+    let silent = gguf("llama", &[("block_count", U32(2))]);
+    assert_eq!(estimate(&silent).total_at(4096, CacheType::F16), None);
+    assert_eq!(estimate(&Checkpoint::empty(Format::Safetensors)).total_at(4096, CacheType::F16), None);
+}
+
+#[test]
 fn without_metadata_the_attention_weights_say() {
     use crate::model::{Dtype, Lost, Tensor};
     use crate::safetensors::Dtype as St;
