@@ -6,10 +6,12 @@
 mod facts;
 mod gguf_facts;
 mod hf_facts;
+mod positions;
 
 pub use facts::{swa_period, Facts, Layer, Source};
 pub use gguf_facts::from_gguf;
 pub use hf_facts::from_config;
+pub use positions::LearnedPositions;
 
 use crate::kind::Kind;
 use crate::model::{Checkpoint, Format, Tensor};
@@ -262,22 +264,33 @@ pub struct Inputs {
     pub weights_bytes: u64,
     pub projector_bytes: u64,
     pub facts: Option<Facts>,
+    pub positions: Option<LearnedPositions>,
 }
 
 /// [`Inputs`] gathered a tensor at a time.
 pub struct Gathering {
+    format: Format,
     bytes: FileBytes,
+    positions: Option<LearnedPositions>,
     /// The facts, when the metadata or config decide them; else the shapes being read.
     facts: Result<Option<Facts>, Shapes>,
 }
 
 impl Gathering {
     pub fn new(cp: &Checkpoint) -> Self {
-        Gathering { bytes: FileBytes::new(cp), facts: facts_unless_shapes(cp).ok_or_else(Shapes::default) }
+        Gathering {
+            format: cp.format,
+            bytes: FileBytes::new(cp),
+            positions: None,
+            facts: facts_unless_shapes(cp).ok_or_else(Shapes::default),
+        }
     }
 
     pub fn add(&mut self, t: &Tensor) {
         self.bytes.add(t);
+        if self.positions.is_none() {
+            self.positions = LearnedPositions::of(self.format, t);
+        }
         if let Err(shapes) = &mut self.facts {
             shapes.add(t);
         }
@@ -285,7 +298,8 @@ impl Gathering {
 
     pub fn finish(self) -> Inputs {
         let (weights_bytes, projector_bytes) = self.bytes.finish();
-        Inputs { weights_bytes, projector_bytes, facts: self.facts.unwrap_or_else(Shapes::finish) }
+        let facts = self.facts.unwrap_or_else(Shapes::finish);
+        Inputs { weights_bytes, projector_bytes, facts, positions: self.positions }
     }
 }
 
@@ -335,6 +349,24 @@ pub fn estimate_from(inputs: &Inputs, kind: Kind, contexts: &[u64]) -> Estimate 
     let mut unknown = facts.unknown.clone();
     let mut kv_cache = Vec::new();
     let caches = facts.layers.iter().any(|l| l.kv_heads > 0);
+    if let Some(p) = inputs.positions.as_ref().filter(|_| caches) {
+        // The most it runs (its trained context where that is fewer; OPT's table holds two
+        // more), and nothing past it.
+        let most = facts.context.filter(|&c| c > 0).map_or(p.rows, |c| c.min(p.rows));
+        let beyond: Vec<String> = contexts.iter().filter(|&&c| c > most).map(u64::to_string).collect();
+        contexts.retain(|&c| c <= most);
+        if contexts.last() != Some(&most) {
+            contexts.push(most);
+        }
+        if !beyond.is_empty() {
+            unknown.push(format!(
+                "no cache at {} tokens: its positions are learned ({} holds {}), and it runs at most {most}",
+                beyond.join(", "),
+                p.tensor,
+                p.rows
+            ));
+        }
+    }
     for cache in CacheType::ALL.into_iter().filter(|_| caches) {
         let mut fits = true;
         for &context in &contexts {

@@ -345,16 +345,7 @@ fn the_total_at_a_context_is_the_weights_alone_only_for_a_model_known_to_keep_no
         ("attention.head_count", U32(12)),
     ];
     let mut bert = gguf("bert", &keys);
-    bert.tensors.push(crate::model::Tensor {
-        name: "token_embd.weight".into(),
-        dtype: crate::model::Dtype::Safetensors(crate::safetensors::Dtype::F32),
-        shape: vec![384, 1000],
-        file: 0,
-        offset: None,
-        nbytes: 384 * 1000 * 4,
-        data: Err(crate::model::Lost::NoSize),
-        strides: None,
-    });
+    bert.tensors.push(tensor("token_embd.weight", &[384, 1000]));
     let e = estimate(&bert);
     assert_eq!(e.weights_bytes, 384 * 1000 * 4);
     for context in [1, 4096, 1 << 20] {
@@ -384,6 +375,81 @@ fn the_total_at_a_context_is_the_weights_alone_only_for_a_model_known_to_keep_no
     let silent = gguf("llama", &[("block_count", U32(2))]);
     assert_eq!(estimate(&silent).total_at(4096, CacheType::F16), None);
     assert_eq!(estimate(&Checkpoint::empty(Format::Safetensors)).total_at(4096, CacheType::F16), None);
+}
+
+fn tensor(name: &str, shape: &[u64]) -> crate::model::Tensor {
+    crate::model::Tensor {
+        name: name.into(),
+        dtype: crate::model::Dtype::Safetensors(crate::safetensors::Dtype::F32),
+        shape: shape.to_vec(),
+        file: 0,
+        offset: None,
+        nbytes: shape.iter().product::<u64>() * 4,
+        data: Err(crate::model::Lost::NoSize),
+        strides: None,
+    }
+}
+
+#[test]
+fn learned_positions_gpt2_are_not_run_past_their_table() {
+    use Value::U32;
+    // GPT-2 as llama.cpp's converter writes it: position_embd.weight is ne [768, 1024].
+    let mut cp = gguf(
+        "gpt2",
+        &[
+            ("block_count", U32(12)),
+            ("context_length", U32(1024)),
+            ("embedding_length", U32(768)),
+            ("attention.head_count", U32(12)),
+        ],
+    );
+    cp.tensors.push(tensor("position_embd.weight", &[768, 1024]));
+    let e = estimate_at(&cp, &[512, 2048]);
+    let contexts = |e: &Estimate| {
+        let mut c: Vec<u64> = e.kv_cache.iter().filter(|k| k.cache == CacheType::F16).map(|k| k.context).collect();
+        c.dedup();
+        c
+    };
+    assert_eq!(contexts(&e), [512, 1024]);
+    assert_eq!(kv(&e, 1024, CacheType::F16), 12 * 2 * 768 * 2 * 1024);
+    assert_eq!(
+        e.unknown,
+        ["no cache at 2048, 4096, 8192, 32768 tokens: its positions are learned (position_embd.weight holds 1024), \
+          and it runs at most 1024"]
+    );
+    assert_eq!(e.total_at(4096, CacheType::F16), None);
+    // The same model from its config.json and safetensors, whose wpe.weight is [1024, 768].
+    let config = json!({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_layer": 12, "n_embd": 768,
+        "n_head": 12, "n_positions": 1024, "n_ctx": 1024});
+    let mut st = Checkpoint::empty(Format::Safetensors);
+    st.configs.push(crate::config::ConfigFile { path: "gpt2/config.json".into(), json: config });
+    st.tensors.push(tensor("wpe.weight", &[1024, 768]));
+    let hf = estimate_at(&st, &[512, 2048]);
+    assert_eq!((contexts(&hf), kv(&hf, 1024, CacheType::F16)), ([512, 1024].into(), kv(&e, 1024, CacheType::F16)));
+    // OPT's table holds two more rows than it runs; with no config, the table's rows are the most.
+    let mut opt = Checkpoint::empty(Format::Safetensors);
+    let config = json!({"model_type": "opt", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+        "max_position_embeddings": 2048});
+    opt.configs.push(crate::config::ConfigFile { path: "config.json".into(), json: config });
+    opt.tensors.push(tensor("model.decoder.embed_positions.weight", &[2050, 64]));
+    assert_eq!(contexts(&estimate(&opt)), [2048]);
+    let mut shapes = Checkpoint::empty(Format::Pickle);
+    shapes.tensors.push(tensor("transformer.wpe.weight", &[8192, 64]));
+    shapes.tensors.push(tensor("transformer.layers.0.self_attn.k_proj.weight", &[64, 64]));
+    shapes.tensors.push(tensor("transformer.layers.0.self_attn.v_proj.weight", &[64, 64]));
+    assert_eq!(contexts(&estimate(&shapes)), [4096, 8192]);
+    // A vision tower's table, or a model whose positions are rotary, runs at every context.
+    for name in ["vision_tower.vision_model.embeddings.position_embedding.weight", "model.embed_tokens.weight"] {
+        let mut cp = st.clone();
+        cp.tensors[0].name = name.into();
+        assert_eq!(contexts(&estimate(&cp)), [1024, 4096, 8192, 32768], "{name}");
+    }
+    // An encoder's table changes nothing: it keeps no cache.
+    let mut bert =
+        gguf("bert", &[("block_count", U32(2)), ("context_length", U32(512)), ("embedding_length", U32(64))]);
+    bert.tensors.push(tensor("position_embd.weight", &[64, 512]));
+    let e = estimate(&bert);
+    assert!(e.unknown.is_empty() && e.total_at(4096, CacheType::F16).is_some(), "{e:?}");
 }
 
 #[test]
