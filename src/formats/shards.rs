@@ -37,24 +37,36 @@ use super::text::base_name;
 
 /// Configs in a folder below a folder of the weights given (`folders`), and in none of those
 /// folders themselves (a named chat template counts from the folder above its own), are not the
-/// model's: listed as ignored, not read. A
-/// folder picked whole, or a Hub repository, brings its subfolders' files, and a
-/// sentence-transformers model keeps its pooling layer's `config.json` in `1_Pooling/`: read as
-/// the model's, it hid the real one (transformers reads the weights' own folder). A config
-/// beside the weights, or anywhere else (one given on purpose), stays.
-fn ignore_configs_below(configs: &mut Vec<ConfigFile>, folders: &[&str], findings: &mut Vec<Finding>) {
+/// model's: listed as ignored, not read. A folder picked whole, or a Hub repository, brings its
+/// subfolders' files, and a sentence-transformers model keeps its pooling layer's `config.json`
+/// in `1_Pooling/`: read as the model's, it hid the real one (transformers reads the weights' own
+/// folder). A config beside the weights, or anywhere else (one given on purpose), stays. The
+/// same holds for configs that could not be read (`unread`: each path with the finding saying
+/// why): only those that stay are findings.
+fn ignore_configs_below(
+    configs: &mut Vec<ConfigFile>,
+    unread: Vec<(String, Finding)>,
+    folders: &[&str],
+    findings: &mut Vec<Finding>,
+) {
     let folders: Vec<String> = folders.iter().map(|f| plain_folder(f)).collect();
+    let below = |path: &str| {
+        let at = plain_folder(config::companion_folder(path));
+        !folders.is_empty() && !folders.contains(&at) && folders.iter().any(|f| at.starts_with(f.as_str()))
+    };
+    let ignored = |path: &str| {
+        Finding::new(rules::IGNORED_FILE, format!("{path} is in a folder below the weights' and was ignored"))
+    };
     configs.retain(|c| {
-        let at = plain_folder(config::companion_folder(&c.path));
-        let below = !folders.is_empty() && !folders.contains(&at) && folders.iter().any(|f| at.starts_with(f.as_str()));
+        let below = below(&c.path);
         if below {
-            findings.push(Finding::new(
-                rules::IGNORED_FILE,
-                format!("{} is in a folder below the weights' and was ignored", c.path),
-            ));
+            findings.push(ignored(&c.path));
         }
         !below
     });
+    for (path, why) in unread {
+        findings.push(if below(&path) { ignored(&path) } else { why });
+    }
 }
 
 /// `folder` (as [`super::text::folder`] gives it) compared as written but for its separators
@@ -103,6 +115,7 @@ impl Assembling {
         let mut gg = Vec::new();
         let mut indexes = Vec::new();
         let mut configs = Vec::new();
+        let mut unread = Vec::new();
         let mut pickles = Vec::new();
         let mut pickle_indexes = Vec::new();
         for (i, (mut info, parsed)) in given.into_iter().enumerate() {
@@ -116,22 +129,23 @@ impl Assembling {
                 Parsed::Config(ConfigRead::Text(text)) => {
                     configs.push(ConfigFile { path: info.path, json: serde_json::Value::String(text) })
                 }
-                Parsed::Config(ConfigRead::TooLarge(n)) => findings.push(Finding::new(
-                    config::rules::TOO_LARGE,
-                    format!(
+                Parsed::Config(ConfigRead::TooLarge(n)) => {
+                    let why = format!(
                         "{} is {n} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config, and was not read",
                         info.path
-                    ),
-                )),
-                Parsed::Config(ConfigRead::Page) => findings.push(Finding::new(
-                    config::rules::NOT_JSON,
-                    format!(
+                    );
+                    unread.push((info.path, Finding::new(config::rules::TOO_LARGE, why)))
+                }
+                Parsed::Config(ConfigRead::Page) => {
+                    let why = format!(
                         "{} is an HTML page, not the file (saved from a web page's address?), and was not used",
                         info.path
-                    ),
-                )),
+                    );
+                    unread.push((info.path, Finding::new(config::rules::NOT_JSON, why)))
+                }
                 Parsed::Config(ConfigRead::NotJson(why)) => {
-                    findings.push(Finding::new(config::rules::NOT_JSON, format!("{} was not used: {why}", info.path)))
+                    let why = format!("{} was not used: {why}", info.path);
+                    unread.push((info.path, Finding::new(config::rules::NOT_JSON, why)))
                 }
                 Parsed::Pickle(read) => pickles.push((info, read)),
                 Parsed::Other => findings.push(Finding::new(
@@ -143,7 +157,7 @@ impl Assembling {
         let weights = st.iter().map(|(i, _)| i).chain(gg.iter().map(|(i, _)| i)).chain(pickles.iter().map(|(i, _)| i));
         let weights = weights.chain(indexes.iter().chain(&pickle_indexes).map(|(i, _)| i));
         let folders: Vec<&str> = weights.map(|i| super::text::folder(&i.path)).collect();
-        ignore_configs_below(&mut configs, &folders, &mut findings);
+        ignore_configs_below(&mut configs, unread, &folders, &mut findings);
         let use_gguf = gg.len() > st.len() || (gg.len() == st.len() && !gg.is_empty() && indexes.is_empty());
         if !st.is_empty() && !gg.is_empty() {
             let (kept, dropped) = if use_gguf { ("GGUF", st.len()) } else { ("safetensors", gg.len()) };
@@ -706,7 +720,7 @@ mod tests {
             configs.iter().map(|p| ConfigFile { path: (*p).into(), json: serde_json::Value::Null }).collect();
         let folders: Vec<&str> = weights.iter().map(|w| super::super::text::folder(w)).collect();
         let mut findings = Vec::new();
-        ignore_configs_below(&mut configs, &folders, &mut findings);
+        ignore_configs_below(&mut configs, Vec::new(), &folders, &mut findings);
         assert!(findings.iter().all(|f| f.message.contains("below the weights'")), "{findings:?}");
         configs.into_iter().map(|c| c.path).collect()
     }
@@ -732,5 +746,21 @@ mod tests {
         assert_eq!(kept(&["/abs/m/model.safetensors"], &["config.json", "/abs/m/a/config.json"]), ["config.json"]);
         // No weights: every config stays.
         assert_eq!(kept(&[], &["1_Pooling/config.json", "config.json"]), ["1_Pooling/config.json", "config.json"]);
+    }
+
+    #[test]
+    fn a_config_that_could_not_be_read_below_the_weights_is_ignored_not_a_finding() {
+        let unread = ["m/1_Pooling/config.json", "m/config.json"]
+            .map(|p| (p.to_owned(), Finding::new(config::rules::NOT_JSON, format!("{p} was not used"))));
+        let mut findings = Vec::new();
+        ignore_configs_below(&mut Vec::new(), unread.to_vec(), &["m/"], &mut findings);
+        let said: Vec<(&str, &str)> = findings.iter().map(|f| (f.code, f.message.as_str())).collect();
+        assert_eq!(
+            said,
+            [
+                ("set.ignored_file", "m/1_Pooling/config.json is in a folder below the weights' and was ignored"),
+                ("config.not_json", "m/config.json was not used"),
+            ]
+        );
     }
 }
