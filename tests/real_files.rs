@@ -2,7 +2,8 @@
 //! (tests/real/manifest.json, fetched and checked by scripts/fetch-real-files.py), read by the
 //! CLI and held to what independent readers make of them (tests/real/expected.json, written by
 //! tests/real/make_expected.py with gguf-py, the safetensors package, a stub unpickler that
-//! imports nothing, numpy and picklescan).
+//! imports nothing, numpy and picklescan), and the memory llama.cpp allocates to run them
+//! (tests/real/llama_kv.json, by tests/real/llama_kv.py with llama-cpp-python).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -451,6 +452,40 @@ fn fortran_to_row_major(header: &str, values: &[f64]) -> Vec<f64> {
 
 /// llama.cpp's own Q4_K_M of a 640-wide model holds mostly Q5_0 and Q8_0: that is said as the
 /// quantizer's fallback, not as a mislabelled file.
+/// The memory to run a real GGUF model: its KV cache at each context and cache type as
+/// llama.cpp itself allocates it (tests/real/llama_kv.json, written by tests/real/llama_kv.py
+/// with llama-cpp-python, from the sizes llama.cpp logs in MiB to two decimals).
+#[test]
+fn real_gguf_models_need_the_kv_cache_llama_cpp_allocates() {
+    let reference = json(real().join("llama_kv.json"));
+    let models: Vec<_> = corpus().into_iter().filter(|(_, id, _)| reference.get(id.as_str()).is_some()).collect();
+    assert!(models.len() >= 2, "{} models", models.len());
+    for (path, id, _) in models {
+        let kv = reference[id.as_str()]["kv"].as_array().unwrap();
+        let mut contexts: Vec<u64> = kv.iter().map(|k| k["context"].as_u64().unwrap()).collect();
+        contexts.dedup();
+        let mut args = vec!["inspect".to_owned(), path.clone(), "--json".to_owned()];
+        args.extend(contexts.iter().flat_map(|c| ["--context".to_owned(), c.to_string()]));
+        let (code, out, err) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "{id}: {err}");
+        let ours = &serde_json::from_str::<Json>(&out).unwrap()["estimate"]["kv_cache"];
+        for want in kv {
+            let (context, ty) = (&want["context"], &want["type"]);
+            let entry = ours.as_array().unwrap().iter().find(|k| &k["context"] == context && &k["type"] == ty);
+            let bytes = entry.unwrap_or_else(|| panic!("{id}: no {ty} cache at {context}: {ours}"))["bytes"].as_u64();
+            let mib = bytes.unwrap() as f64 / (1u64 << 20) as f64;
+            let logged = want["mib"].as_f64().unwrap();
+            // Each cache's size is rounded to 0.01 MiB in the log.
+            let cells = want["cells"].as_array().unwrap().len() as f64;
+            assert!(
+                (mib - logged).abs() <= 0.005 * cells + 1e-9,
+                "{id}: {ty} cache at {context}: ours {mib:.4} MiB, llama.cpp's {logged} MiB ({:?} cells)",
+                want["cells"]
+            );
+        }
+    }
+}
+
 #[test]
 fn a_llama_cpp_fallback_mix_is_said_not_called_mislabelled() {
     let (path, _, _) = corpus().into_iter().find(|(_, id, _)| id == "gemma-3-270m-q4_k_m").unwrap();

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The KV cache llama.cpp itself allocates for the real GGUF models of the corpus.
+
+    python3 tests/real/llama_kv.py CACHE_DIR [--manifest PATH] > tests/real/llama_kv.json
+
+Needs llama-cpp-python==0.3.36, built from its sdist (PyPI has no wheel of it):
+    python3 -m venv VENV && CMAKE_ARGS="-DGGML_NATIVE=OFF" VENV/bin/pip install llama-cpp-python==0.3.36
+(a quarter of an hour on two cores). CI does not run this: the test reads the JSON it wrote.
+
+Each GGUF model of tests/real/manifest.json (format "gguf", with tensors in expected.json:
+vocab-only files have no cache) is loaded by llama.cpp on the CPU and given a context of one sequence, as
+llama-server and llama-cli run it: micro-batch 512, sliding-window layers caching their window
+only (swa_full off, the C API's default being on), flash attention on (a quantized V cache
+needs it). For each context length and cache type (K and V alike) the output gives the sizes
+llama.cpp logs, "llama_kv_cache: size = X MiB", summed (a model with sliding-window layers has
+two caches), in MiB with the two decimals it prints.
+
+Output: {id: {"llama_cpp_python": version, "kv": [{"context", "type", "mib", "cells"}]}}, where
+cells lists each cache's cell count as logged.
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import sys
+
+import llama_cpp
+
+CONTEXTS = [512, 4096, 8192, 32768]
+TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
+SIZE = re.compile(r"llama_kv_cache: size = +([0-9.]+) MiB \( *(\d+) cells")
+
+log = []
+
+
+@llama_cpp.llama_log_callback
+def keep(level, text, user_data):
+    log.append(text.decode("utf-8", "replace"))
+
+
+def kv_sizes(model, context, cache_type):
+    """The sizes llama.cpp logs for a context of `context` cells of `cache_type`."""
+    p = llama_cpp.llama_context_default_params()
+    p.n_ctx = context
+    p.n_batch = 512
+    p.n_ubatch = 512
+    p.n_seq_max = 1
+    p.type_k = cache_type
+    p.type_v = cache_type
+    p.swa_full = False
+    p.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+    del log[:]
+    ctx = llama_cpp.llama_init_from_model(model, p)
+    if not ctx:
+        raise RuntimeError("llama.cpp made no context:\n" + "".join(log))
+    text = "".join(log)
+    llama_cpp.llama_free(ctx)
+    found = SIZE.findall(text)
+    if not found:
+        raise RuntimeError("no KV cache size in llama.cpp's log:\n" + text)
+    return round(sum(float(mib) for mib, _ in found), 2), [int(cells) for _, cells in found]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cache")
+    ap.add_argument("--manifest", default=os.path.join(os.path.dirname(__file__), "manifest.json"))
+    args = ap.parse_args()
+    with open(args.manifest) as f:
+        files = json.load(f)["files"]
+    with open(os.path.join(os.path.dirname(args.manifest), "expected.json")) as f:
+        expected = json.load(f)
+    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
+    llama_cpp.llama_backend_init()
+    out = {}
+    for entry in files:
+        if entry["format"] != "gguf" or not expected[entry["id"]]["tensors"]:
+            continue
+        path = os.path.join(args.cache, "files", entry["id"], entry["file"])
+        mp = llama_cpp.llama_model_default_params()
+        mp.n_gpu_layers = 0
+        model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
+        if not model:
+            print(f"{entry['id']}: llama.cpp could not load it", file=sys.stderr)
+            continue
+        kv = []
+        for context in CONTEXTS:
+            for name, t in TYPES.items():
+                mib, cells = kv_sizes(model, context, t)
+                kv.append({"context": context, "type": name, "mib": mib, "cells": cells})
+        llama_cpp.llama_model_free(model)
+        out[entry["id"]] = {"llama_cpp_python": llama_cpp.__version__, "kv": kv}
+    json.dump(out, sys.stdout, indent=1, sort_keys=True)
+    print()
+
+
+if __name__ == "__main__":
+    main()
