@@ -450,8 +450,6 @@ fn fortran_to_row_major(header: &str, values: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// llama.cpp's own Q4_K_M of a 640-wide model holds mostly Q5_0 and Q8_0: that is said as the
-/// quantizer's fallback, not as a mislabelled file.
 /// The memory to run a real GGUF model: its KV cache at each context and cache type as
 /// llama.cpp itself allocates it (tests/real/llama_kv.json, written by tests/real/llama_kv.py
 /// with llama-cpp-python, from the sizes llama.cpp logs in MiB to two decimals).
@@ -476,9 +474,9 @@ fn real_gguf_models_need_the_kv_cache_llama_cpp_allocates() {
             let mib = bytes.unwrap() as f64 / (1u64 << 20) as f64;
             let logged = want["mib"].as_f64().unwrap();
             // Each cache's size is rounded to 0.01 MiB in the log.
-            let cells = want["cells"].as_array().unwrap().len() as f64;
+            let caches = want["cells"].as_array().unwrap().len() as f64;
             assert!(
-                (mib - logged).abs() <= 0.005 * cells + 1e-9,
+                (mib - logged).abs() <= 0.005 * caches + 1e-9,
                 "{id}: {ty} cache at {context}: ours {mib:.4} MiB, llama.cpp's {logged} MiB ({:?} cells)",
                 want["cells"]
             );
@@ -486,6 +484,8 @@ fn real_gguf_models_need_the_kv_cache_llama_cpp_allocates() {
     }
 }
 
+/// llama.cpp's own Q4_K_M of a 640-wide model holds mostly Q5_0 and Q8_0: that is said as the
+/// quantizer's fallback, not as a mislabelled file.
 #[test]
 fn a_llama_cpp_fallback_mix_is_said_not_called_mislabelled() {
     let (path, _, _) = corpus().into_iter().find(|(_, id, _)| id == "gemma-3-270m-q4_k_m").unwrap();

@@ -41,9 +41,9 @@ pub const COMPANIONS: [&str; 4] = ["config.json", "generation_config.json", "tok
 /// What PEFT saves beside its `adapter_model.*`: the adapter's config (rank, alpha, base model).
 const ADAPTER_COMPANIONS: [&str; 1] = ["adapter_config.json"];
 
-/// The files asked for beside a shard set's index or a file of weights opened alone by URL,
-/// named `file_name`: [`COMPANIONS`], or an adapter's config beside PEFT's `adapter_model.*`. A
-/// GGUF carries its own facts and brings none.
+/// The files asked for beside a shard set's index or a file of safetensors or pickle weights
+/// opened by URL, named `file_name`: [`COMPANIONS`], or an adapter's config beside PEFT's
+/// `adapter_model.*`.
 pub fn companions(file_name: &str) -> &'static [&'static str] {
     if crate::text::base_name(file_name).starts_with("adapter_model.") {
         &ADAPTER_COMPANIONS

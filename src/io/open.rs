@@ -263,9 +263,11 @@ pub async fn open_remote_files(
 
 /// Open remote files by URL (`hf://` shorthands expanded; only `http:`/`https:` accepted). A
 /// `model.safetensors.index.json` brings in every shard it names, resolved relative to the
-/// index's URL (shard URLs are checked the same way). An index, or a file of safetensors or a
-/// pickle, brings the configs and chat template beside it ([`companions`]; each optional, one
-/// the server does not have is absent, one given by URL is not asked for again). Headers are
+/// index's URL (shard URLs are checked the same way; one whose name was given by URL is not
+/// read again). An index, or a file of safetensors or a pickle, brings the configs and chat
+/// template beside it ([`companions`]; each optional: one the server does not have is absent,
+/// one whose name was given by URL is not asked for, and files given from several folders bring
+/// none, as configs are known by their names alone; a GGUF carries its own facts). Headers are
 /// read [`PARALLEL_REQUESTS`] at a time, each shard's in one request sized from the names the
 /// index gives it, and only header ranges are fetched; `meter` counts the bytes transferred.
 /// Files are named by the last part of their URL (shards: as the index names them).
@@ -291,11 +293,12 @@ pub async fn open_urls(
     let given_names: HashSet<String> = given.iter().map(|(name, _)| name.clone()).collect();
     progress(OpenProgress { files: given.len(), ..OpenProgress::default() });
     let mut opened = all_opened(open_remote(given, ShardProbes::new(expect), meter, cancel).await)?;
-    // Shards named by the indexes given, each once, then the configs beside each index or file
-    // of weights.
+    // Shards named by the indexes given, each once and none given by URL, then the configs
+    // beside the indexes and files of weights.
     let mut more = Vec::new();
     let mut expect = Vec::new();
-    let mut configs = Vec::new();
+    let mut wanted = Vec::new();
+    let mut folders = HashSet::new();
     for (name, url, src, parsed) in &opened {
         if !matches!(parsed, Parsed::Index(_) | Parsed::Safetensors(_) | Parsed::Pickle(_)) {
             continue;
@@ -310,20 +313,25 @@ pub async fn open_urls(
                     .map_err(|e| e.to_string())
                     .and_then(|u| check_url(&u).map_err(|e| e.to_string()))
                     .map_err(|e| RunError::Read(format!("{name}: {e}")))?;
-                if seen.insert(u.clone()) {
+                // A shard given by URL too (a branch's, where the index's are at its commit)
+                // is not read twice.
+                if !given_names.contains(url_file_name(&u)) && seen.insert(u.clone()) {
                     more.push((shard.to_owned(), u));
                     expect.push(guess);
                 }
             }
         }
+        folders.extend(beside(url, "config.json").ok());
         for &config in companions(name).iter().filter(|&&c| !given_names.contains(c)) {
-            if let Some(u) = beside(url, config).ok().and_then(|u| check_url(&u).ok()) {
-                if seen.insert(u.clone()) {
-                    configs.push((config.to_owned(), u));
-                }
-            }
+            wanted.extend(beside(url, config).ok().and_then(|u| check_url(&u).ok()).map(|u| (config.to_owned(), u)));
         }
     }
+    // Configs are named by their file names alone: those of files given from several folders
+    // would be taken for one another's, so then none is asked for.
+    let configs: Vec<(String, String)> = match folders.len() {
+        1 => wanted.into_iter().filter(|(_, u)| seen.insert(u.clone())).collect(),
+        _ => Vec::new(),
+    };
     let shards = more.len();
     let total = opened.len() + shards;
     progress(OpenProgress { files_done: opened.len(), files: total, bytes_read: meter.bytes() });

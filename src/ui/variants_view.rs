@@ -81,17 +81,23 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
         })
         .collect();
     let all = v.clone();
-    let memory = move |index: usize| {
+    // The memory a variant needs at the context picked; `Err(most)` when it cannot run that
+    // many tokens (its positions are learned).
+    let memory = move |index: usize| -> Result<Option<u64>, u64> {
         let (ctx, kind) = (context.get(), cache.get());
-        let cp = &all.all[index].cp;
-        estimate_at(cp, &[ctx]).total_at(ctx, kind)
+        let e = estimate_at(&all.all[index].cp, &[ctx]);
+        match e.runs_at_most.filter(|&most| ctx > most) {
+            Some(most) => Err(most),
+            None => Ok(e.total_at(ctx, kind)),
+        }
     };
-    let verdict = move |bytes: Option<u64>| {
+    let verdict = move |bytes: Result<Option<u64>, u64>| {
         let limit = device.get().trim().parse::<f64>().ok().filter(|g| *g > 0.0)?;
         Some(match bytes {
-            Some(b) if (b as f64) <= limit * 1e9 => ("fits", "sev-info"),
-            Some(_) => ("does not fit", "sev-error"),
-            None => ("not known", "muted"),
+            Ok(Some(b)) if (b as f64) <= limit * 1e9 => ("fits", "sev-info"),
+            Ok(Some(_)) => ("does not fit", "sev-error"),
+            Ok(None) => ("not known", "muted"),
+            Err(_) => ("context too long", "sev-error"),
         })
     };
     let body = rows
@@ -108,7 +114,10 @@ pub fn VariantsView(v: Arc<Variants>) -> impl IntoView {
                     <td class="num">{format!("{:.2}", r.bits)}</td>
                     <td class="num">{human_count(r.params)}</td>
                     <td class="num" data-testid="variant-memory">
-                        {move || shown(index).map_or_else(|| "-".into(), human_bytes)}
+                        {move || match shown(index) {
+                            Ok(bytes) => bytes.map_or_else(|| "-".into(), human_bytes),
+                            Err(most) => format!("runs at most {most} tokens"),
+                        }}
                     </td>
                     <td data-testid="variant-fits">
                         {move || verdict(judged(index)).map(|(text, class)| view! { <span class=class>{text}</span> })}

@@ -174,6 +174,15 @@ test('a single file by URL brings the configs beside it; a PEFT adapter its adap
   assert.equal(files.requests.filter((r) => r.path === '/single/config.json').length, 0);
   browser.errors.length = 0;
 
+  // Files of weights from two folders: their configs would be taken for one another's, and none
+  // is asked for.
+  files.requests.length = 0;
+  const shard = files.url + 'sharded/model-00002-of-00002.safetensors';
+  await v.open(`?url=${encodeURIComponent(files.url + 'single/model.safetensors')}&url=${encodeURIComponent(shard)}`);
+  assert.equal(await v.text('summary-files'), '2');
+  assert.deepEqual(files.requests.filter((r) => r.method === 'GET' && r.path.endsWith('.json')), []);
+  assert.deepEqual(browser.errors, []);
+
   // PEFT's adapter brings its adapter config (alpha and base model), and not the folder's config.
   const peft = path.join(tmp.dir, 'peft');
   fs.mkdirSync(peft, { recursive: true });
@@ -444,6 +453,17 @@ test('shards named by a Hub index, and the config beside a file, are read at the
     assert.equal(await v.text('summary-files'), '2');
     const shards = served.filter((u) => u.endsWith('.safetensors'));
     assert.ok(shards.length >= 2 && shards.every((u) => u.includes(`/resolve/${sha}/`)), served.join(' '));
+    // A shard given by URL with its index is read once: the branch's, which the index's
+    // rewritten URL at the commit would have read a second time.
+    fs.copyFileSync(fixture('sharded', 'model-00001-of-00002.safetensors'), path.join(root, 'o', 'r', 'resolve', 'main', 'model-00001-of-00002.safetensors'));
+    served.length = 0;
+    const first = hub.url + 'o/r/resolve/main/model-00001-of-00002.safetensors';
+    await v.open(`?url=${encodeURIComponent(url)}&url=${encodeURIComponent(first)}`);
+    assert.equal(await v.text('summary-files'), '2');
+    assert.ok(!served.some((u) => u.includes(`/resolve/${sha}/model-00001`)), served.join(' '));
+    await v.tab('findings');
+    const codes = await page.locator('[data-testid=finding-code]').allTextContents();
+    assert.ok(!codes.includes('set.duplicate_tensor'), codes.join(' '));
     // A single file read on the branch brings the config of its commit (the branch has none).
     fs.copyFileSync(fixture('sharded', 'model-00001-of-00002.safetensors'), path.join(root, 'o', 'r', 'resolve', 'main', 'model.safetensors'));
     fs.copyFileSync(path.join(tmp.dir, 'sharded', 'config.json'), path.join(root, 'o', 'r', 'resolve', sha, 'config.json'));

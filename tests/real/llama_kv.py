@@ -27,7 +27,8 @@ import sys
 
 import llama_cpp
 
-CONTEXTS = [512, 4096, 8192, 32768]
+# Contexts llama.cpp pads to 256 cells (1000, 5000) besides the viewer's defaults.
+CONTEXTS = [512, 1000, 4096, 5000, 8192, 32768]
 TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
 SIZE = re.compile(r"llama_kv_cache: size = +([0-9.]+) MiB \( *(\d+) cells")
 

@@ -89,6 +89,8 @@ pub struct Estimate {
     pub kv_cache: Vec<KvCache>,
     /// Recurrent state of one sequence (0 when the model has none).
     pub state_bytes: u64,
+    /// The most tokens it can run, when its positions are learned in a table.
+    pub runs_at_most: Option<u64>,
     /// What could not be estimated, and why.
     pub unknown: Vec<String>,
 }
@@ -106,6 +108,7 @@ impl Estimate {
             projector_bytes,
             kv_cache: Vec::new(),
             state_bytes: 0,
+            runs_at_most: None,
             unknown: vec![why.to_owned()],
         }
     }
@@ -349,18 +352,19 @@ pub fn estimate_from(inputs: &Inputs, kind: Kind, contexts: &[u64]) -> Estimate 
     let mut unknown = facts.unknown.clone();
     let mut kv_cache = Vec::new();
     let caches = facts.layers.iter().any(|l| l.kv_heads > 0);
+    let mut runs_at_most = None;
     if let Some(p) = inputs.positions.as_ref().filter(|_| caches) {
-        // The most it runs (its trained context where that is fewer; OPT's table holds two
-        // more), and nothing past it.
+        // The most it runs (its trained context where that is fewer), and nothing past it.
         let most = facts.context.filter(|&c| c > 0).map_or(p.rows, |c| c.min(p.rows));
         let beyond: Vec<String> = contexts.iter().filter(|&&c| c > most).map(u64::to_string).collect();
         contexts.retain(|&c| c <= most);
         if contexts.last() != Some(&most) {
             contexts.push(most);
         }
+        runs_at_most = Some(most);
         if !beyond.is_empty() {
             unknown.push(format!(
-                "no cache at {} tokens: its positions are learned ({} holds {}), and it runs at most {most}",
+                "no cache at {} tokens: its positions are learned ({} holds {} positions), and it runs at most {most}",
                 beyond.join(", "),
                 p.tensor,
                 p.rows
@@ -390,6 +394,7 @@ pub fn estimate_from(inputs: &Inputs, kind: Kind, contexts: &[u64]) -> Estimate 
         projector_bytes,
         kv_cache,
         state_bytes,
+        runs_at_most,
         unknown,
     }
 }

@@ -414,10 +414,11 @@ fn learned_positions_gpt2_are_not_run_past_their_table() {
     assert_eq!(kv(&e, 1024, CacheType::F16), 12 * 2 * 768 * 2 * 1024);
     assert_eq!(
         e.unknown,
-        ["no cache at 2048, 4096, 8192, 32768 tokens: its positions are learned (position_embd.weight holds 1024), \
+        ["no cache at 2048, 4096, 8192, 32768 tokens: its positions are learned (position_embd.weight holds 1024 \
+          positions), \
           and it runs at most 1024"]
     );
-    assert_eq!(e.total_at(4096, CacheType::F16), None);
+    assert_eq!((e.total_at(4096, CacheType::F16), e.runs_at_most), (None, Some(1024)));
     // The same model from its config.json and safetensors, whose wpe.weight is [1024, 768].
     let config = json!({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_layer": 12, "n_embd": 768,
         "n_head": 12, "n_positions": 1024, "n_ctx": 1024});
@@ -426,20 +427,43 @@ fn learned_positions_gpt2_are_not_run_past_their_table() {
     st.tensors.push(tensor("wpe.weight", &[1024, 768]));
     let hf = estimate_at(&st, &[512, 2048]);
     assert_eq!((contexts(&hf), kv(&hf, 1024, CacheType::F16)), ([512, 1024].into(), kv(&e, 1024, CacheType::F16)));
-    // OPT's table holds two more rows than it runs; with no config, the table's rows are the most.
-    let mut opt = Checkpoint::empty(Format::Safetensors);
+    // OPT's table holds two rows before the first position: with or without its config, it runs
+    // 2048. So under BLIP-2's language model.
     let config = json!({"model_type": "opt", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
         "max_position_embeddings": 2048});
-    opt.configs.push(crate::config::ConfigFile { path: "config.json".into(), json: config });
-    opt.tensors.push(tensor("model.decoder.embed_positions.weight", &[2050, 64]));
-    assert_eq!(contexts(&estimate(&opt)), [2048]);
+    for (name, config) in [
+        ("model.decoder.embed_positions.weight", Some(config.clone())),
+        ("language_model.model.decoder.embed_positions.weight", Some(config)),
+        ("model.decoder.embed_positions.weight", None),
+    ] {
+        let mut opt = Checkpoint::empty(Format::Safetensors);
+        opt.configs.extend(config.map(|json| crate::config::ConfigFile { path: "config.json".into(), json }));
+        opt.tensors.push(tensor(name, &[2050, 64]));
+        for i in 0..2 {
+            opt.tensors.push(tensor(&format!("model.decoder.layers.{i}.self_attn.k_proj.weight"), &[64, 64]));
+            opt.tensors.push(tensor(&format!("model.decoder.layers.{i}.self_attn.v_proj.weight"), &[64, 64]));
+        }
+        let e = estimate(&opt);
+        assert_eq!((contexts(&e), e.runs_at_most), ([2048].into(), Some(2048)), "{name}: {e:?}");
+    }
+    // GPT-2 under a training wrapper, or as TrOCR's decoder.
+    for name in ["model.transformer.wpe.weight", "decoder.transformer.wpe.weight"] {
+        let mut cp = st.clone();
+        cp.tensors[0].name = name.into();
+        assert_eq!(estimate(&cp).runs_at_most, Some(1024), "{name}");
+    }
     let mut shapes = Checkpoint::empty(Format::Pickle);
     shapes.tensors.push(tensor("transformer.wpe.weight", &[8192, 64]));
     shapes.tensors.push(tensor("transformer.layers.0.self_attn.k_proj.weight", &[64, 64]));
     shapes.tensors.push(tensor("transformer.layers.0.self_attn.v_proj.weight", &[64, 64]));
     assert_eq!(contexts(&estimate(&shapes)), [4096, 8192]);
     // A vision tower's table, or a model whose positions are rotary, runs at every context.
-    for name in ["vision_tower.vision_model.embeddings.position_embedding.weight", "model.embed_tokens.weight"] {
+    for name in [
+        "vision_tower.vision_model.embeddings.position_embedding.weight",
+        "model.embed_tokens.weight",
+        "model.encoder.embed_positions.weight",
+        "embed_positions.weight",
+    ] {
         let mut cp = st.clone();
         cp.tensors[0].name = name.into();
         assert_eq!(contexts(&estimate(&cp)), [1024, 4096, 8192, 32768], "{name}");
