@@ -13,6 +13,9 @@ pub struct Layer {
     pub window: Option<u64>,
     /// Recurrent state elements (f32), one copy per sequence whatever the context.
     pub state: u64,
+    /// Elements per token of a sparse-attention indexer's keys, cached beside the layer's own
+    /// (DeepSeek's lightning indexer; 0: none).
+    pub index_k: u64,
 }
 
 impl Layer {

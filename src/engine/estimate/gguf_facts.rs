@@ -55,23 +55,41 @@ impl Keys<'_> {
         }
     }
 
-    /// A per-layer bool array (a sliding-window pattern).
+    /// A per-layer flag array (a sliding-window pattern), of booleans or integers (non-zero:
+    /// set), as llama.cpp's `get_arr` reads one; `None` when absent or not such an array.
     fn flags(&self, suffix: &str) -> Option<Vec<bool>> {
         match self.value(suffix)? {
-            Value::Array(a) if a.items.len() as u64 == a.len => {
-                a.items.iter().map(|v| if let Value::Bool(b) = v { Some(*b) } else { None }).collect()
-            }
+            Value::Array(a) if a.items.len() as u64 == a.len => a
+                .items
+                .iter()
+                .map(|v| match v {
+                    Value::Bool(b) => Some(*b),
+                    Value::U32(_) | Value::I32(_) => v.as_u64().map(|n| n != 0).or(Some(true)),
+                    _ => None,
+                })
+                .collect(),
             _ => None,
         }
     }
 }
 
+/// Architectures whose cache llama.cpp lays out in ways not modelled here, and how.
+const APPROXIMATE: [(&str, &str); 4] = [
+    ("deepseek4", "keeps compressed and windowed caches of its own"),
+    ("dots3note", "keeps a windowed latent cache and an indexer on its full layers"),
+    ("glm5-next", "pools its indexer's keys"),
+    ("qwen4exp", "compresses its attention layers' cache and keeps an indexer"),
+];
+
 /// Architectures whose every layer is recurrent.
 const RECURRENT: [&str; 6] = ["mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"];
 /// Hybrids whose recurrent layers are those with no key/value heads.
-const RECURRENT_WHERE_NO_KV: [&str; 6] = ["jamba", "granitehybrid", "lfm2", "lfm2moe", "plamo2", "bailingmoe3"];
+const RECURRENT_WHERE_NO_KV: [&str; 9] =
+    ["jamba", "granitehybrid", "lfm2", "lfm2moe", "plamo2", "bailingmoe3", "kimi-linear", "kimi-k3", "glm5-next"];
 /// Hybrids that interleave recurrent layers with one full-attention layer every N.
-const INTERVAL_HYBRIDS: [&str; 3] = ["qwen3next", "qwen35", "qwen35moe"];
+/// Hybrids whose recurrent layers `attention.recurrent_layers` names, else all but one in every
+/// `full_attention_interval` (the default here).
+const INTERVAL_HYBRIDS: [(&str, u64); 4] = [("qwen3next", 4), ("qwen35", 4), ("qwen35moe", 4), ("minimax-01", 8)];
 
 /// The facts of `cp`'s GGUF metadata, or `None` when it names no architecture.
 pub fn from_gguf(cp: &Checkpoint) -> Option<Facts> {
@@ -117,8 +135,10 @@ pub fn from_gguf(cp: &Checkpoint) -> Option<Facts> {
     let per_head = n_embd.checked_div(head0).unwrap_or(0);
     let head_k = k.u("attention.key_length").unwrap_or(per_head);
     let head_v = k.u("attention.value_length").unwrap_or(per_head);
-    // MLA: the cache holds the compressed latent (key_length wide) and no V.
-    let mla = k.u("attention.key_length_mla").is_some() && k.u("attention.value_length_mla").is_some();
+    // MLA: the cache holds the compressed latent (key_length wide) and no V. Both lengths
+    // non-zero, as llama.cpp tests them: its own model saver writes every key, 0 where unused.
+    let nonzero = |key: &str| k.u(key).is_some_and(|n| n > 0);
+    let mla = nonzero("attention.key_length_mla") && nonzero("attention.value_length_mla");
     let head_v = if mla { 0 } else { head_v };
     facts.layers = kv_heads.iter().map(|&h| Layer::attention(h, head_k, head_v)).collect();
 
@@ -126,8 +146,12 @@ pub fn from_gguf(cp: &Checkpoint) -> Option<Facts> {
         facts.without_cache();
         return Some(facts);
     }
-    recurrent_layers(&k, &mut facts);
+    recurrent_layers(&k, &mut facts, head0, head_k);
     sliding_windows(&k, &mut facts);
+    indexers(&k, &mut facts);
+    if let Some(how) = APPROXIMATE.iter().find(|(a, _)| *a == arch).map(|(_, how)| how) {
+        facts.unknown.push(format!("{arch}: llama.cpp {how}, which is not counted here: the KV cache is approximate"));
+    }
     shared_kv(&k, &mut facts);
     if facts.layers.iter().all(|l| l.kv_heads == 0 && l.state == 0) {
         facts.unknown.push(format!("{arch}: no layer caches keys, values or state as far as its keys say"));
@@ -135,8 +159,9 @@ pub fn from_gguf(cp: &Checkpoint) -> Option<Facts> {
     Some(facts)
 }
 
-/// The recurrent layers and their state, by llama.cpp's `n_embd_r` + `n_embd_s` rule.
-fn recurrent_layers(k: &Keys, facts: &mut Facts) {
+/// The recurrent layers and their state, by llama.cpp's `n_embd_r` + `n_embd_s` rule; `n_head`
+/// is the first layer's head count, `per_head` its keys' width per head.
+fn recurrent_layers(k: &Keys, facts: &mut Facts, n_head: u64, per_head: u64) {
     let arch = k.arch;
     let n_layer = facts.layers.len();
     let which: Vec<bool> = if RECURRENT.contains(&arch) {
@@ -151,10 +176,22 @@ fn recurrent_layers(k: &Keys, facts: &mut Facts) {
             PerLayer::All(n) => vec![n; n_layer],
             _ => vec![0; n_layer],
         };
+        // A layer with a feed-forward is an MLP: it neither recurs nor caches.
+        for (l, &ff) in facts.layers.iter_mut().zip(&ff) {
+            if ff > 0 {
+                l.kv_heads = 0;
+            }
+        }
         facts.layers.iter().zip(&ff).map(|(l, &ff)| l.kv_heads == 0 && ff == 0).collect()
-    } else if INTERVAL_HYBRIDS.contains(&arch) {
-        let interval = to_usize(k.u("full_attention_interval").unwrap_or(4)).max(1);
-        (0..n_layer).map(|i| (i + 1) % interval != 0).collect()
+    } else if let Some(&(_, default)) = INTERVAL_HYBRIDS.iter().find(|(a, _)| *a == arch) {
+        match (k.flags("attention.recurrent_layers"), k.u("attention.recurrent_layers")) {
+            (Some(f), _) => (0..n_layer).map(|i| f.get(i).copied().unwrap_or(false)).collect(),
+            (None, Some(all)) => vec![all != 0; n_layer],
+            (None, None) => {
+                let interval = to_usize(k.u("full_attention_interval").unwrap_or(default)).max(1);
+                (0..n_layer).map(|i| (i + 1) % interval != 0).collect()
+            }
+        }
     } else {
         return;
     };
@@ -165,6 +202,14 @@ fn recurrent_layers(k: &Keys, facts: &mut Facts) {
         shifts.saturating_mul(n_embd).saturating_add(n_embd.saturating_mul(wkv))
     } else if let Some(l_cache) = k.u("shortconv.l_cache").filter(|&l| l > 0) {
         n_embd.saturating_mul(l_cache - 1)
+    } else if let Some(kda) = k.u("kda.head_dim").filter(|&d| d > 0) {
+        // Kimi's delta attention: a convolution over Q, K and V, and a head × head state per head.
+        let conv = k.u("ssm.conv_kernel").filter(|&c| c > 0).map_or(3, |c| c - 1);
+        let d_inner = n_head.saturating_mul(kda);
+        conv.saturating_mul(3).saturating_mul(d_inner).saturating_add(kda.saturating_mul(d_inner))
+    } else if arch == "minimax-01" {
+        // Lightning attention: a head × head state per head.
+        per_head.saturating_mul(per_head).saturating_mul(n_head)
     } else if let (Some(conv), Some(inner), Some(d_state)) =
         (k.u("ssm.conv_kernel"), k.u("ssm.inner_size"), k.u("ssm.state_size"))
     {
@@ -183,63 +228,93 @@ fn recurrent_layers(k: &Keys, facts: &mut Facts) {
     }
 }
 
+/// How an architecture's loader in llama.cpp finds its window.
+#[derive(Clone, Copy)]
+enum Window {
+    /// The `attention.sliding_window` key, when above 0.
+    Key,
+    /// The key, else this (gemma 2).
+    KeyOr(u64),
+    /// This, whatever the key (exaone-moe).
+    Fixed(u64),
+    /// This, when the key is above 0 (smallthinker).
+    FixedWhenKey(u64),
+}
+
+/// The architectures whose loader calls llama.cpp's `load_swa_pattern(period, dense_first)`:
+/// the layers an `attention.sliding_window_pattern` array flags, else every `period`-th layer
+/// full (the first of each period with `dense_first`, else the last), `period` from the
+/// pattern key when it is a number.
+const SWA_PERIODS: [(&str, Window, u64, bool); 16] = [
+    ("gemma2", Window::KeyOr(4096), 2, false),
+    ("gemma3", Window::Key, 6, false),
+    ("gemma3n", Window::Key, 5, false),
+    ("cohere2", Window::Key, 4, false),
+    ("cohere2moe", Window::Key, 4, true),
+    ("afmoe", Window::Key, 4, false),
+    ("exaone-moe", Window::Fixed(128), 4, false),
+    ("gpt-oss", Window::Key, 2, false),
+    ("olmo2", Window::Key, 4, false),
+    ("plamo3", Window::Key, 8, false),
+    ("mellum", Window::Key, 4, false),
+    ("muse-glimmer", Window::Key, 4, false),
+    ("laguna", Window::Key, 4, true),
+    ("smallthinker", Window::FixedWhenKey(4096), 4, true),
+    // Chunked attention over 8192 tokens, unless the key turns it off (below).
+    ("llama4", Window::Fixed(8192), 4, false),
+    ("exaone4", Window::Fixed(4096), 4, false),
+];
+
+/// Architectures whose sliding-window layers only the pattern array names.
+const SWA_ARRAYS: [&str; 7] = ["granite_swa", "spark2_5", "maple", "mimo2", "step35", "dots3note", "gemma4"];
+
 /// The sliding-window layers, per architecture as llama.cpp sets them.
 fn sliding_windows(k: &Keys, facts: &mut Facts) {
     let arch = k.arch;
     let key = k.u("attention.sliding_window");
-    let pattern = k.u("attention.sliding_window_pattern");
     let flags = k.flags("attention.sliding_window_pattern");
     let n_layer = facts.layers.len();
-    let period = |default: u64| pattern.unwrap_or(default);
-    match arch {
-        "gemma2" => facts.set_windows(key.unwrap_or(4096), swa_period(period(2), false)),
-        "gemma3" => {
-            if let Some(w) = key.filter(|&w| w > 0) {
-                facts.set_windows(w, swa_period(period(6), false))
+    // Layers past the array are full, as llama.cpp leaves them.
+    let flagged = |f: Vec<bool>| move |i: usize| f.get(i).copied().unwrap_or(false);
+    if let Some(&(_, window, period, dense_first)) = SWA_PERIODS.iter().find(|(a, ..)| *a == arch) {
+        let window = match window {
+            Window::Key => key.filter(|&w| w > 0),
+            Window::KeyOr(w) => Some(key.unwrap_or(w)),
+            Window::Fixed(w) => Some(w),
+            Window::FixedWhenKey(w) => key.filter(|&k| k > 0).map(|_| w),
+        };
+        let on = match arch {
+            "llama4" => key != Some(0),
+            "exaone4" => n_layer == 64,
+            _ => true,
+        };
+        if let Some(w) = window.filter(|_| on) {
+            match flags {
+                Some(f) => facts.set_windows(w, flagged(f)),
+                None => facts
+                    .set_windows(w, swa_period(k.u("attention.sliding_window_pattern").unwrap_or(period), dense_first)),
             }
         }
-        "gemma3n" => {
-            if let Some(w) = key {
-                facts.set_windows(w, swa_period(period(5), false))
-            }
+    } else if arch == "lfm2" || arch == "lfm2moe" {
+        // Every attention layer (the others are recurrent).
+        if let Some(w) = key.filter(|&w| w > 0) {
+            facts.set_windows(w, |_| true)
         }
-        "cohere2" => {
-            if let Some(w) = key {
-                facts.set_windows(w, swa_period(period(4), false))
-            }
-        }
-        // Chunked attention over 8192 tokens in three layers of four, unless turned off.
-        "llama4" if key != Some(0) => facts.set_windows(8192, swa_period(period(4), false)),
-        "gpt-oss" => {
-            if let Some(w) = key {
-                facts.set_windows(w, swa_period(period(2), false))
-            }
-        }
-        "exaone4" if n_layer == 64 => facts.set_windows(key.unwrap_or(4096), swa_period(period(4), false)),
-        "smallthinker" if key.is_some_and(|w| w > 0) => facts.set_windows(4096, swa_period(period(4), true)),
-        "olmo2" | "afmoe" | "cohere2moe" => {
-            if let Some(w) = key.filter(|&w| w > 0) {
-                match &flags {
-                    Some(f) if f.len() == n_layer && arch == "cohere2moe" => facts.set_windows(w, |i| f[i]),
-                    _ => facts.set_windows(w, swa_period(period(4), arch == "cohere2moe")),
-                }
-            }
-        }
-        "lfm2" | "lfm2moe" => {
-            if let Some(w) = key.filter(|&w| w > 0) {
-                facts.set_windows(w, |_| true)
-            }
-        }
+    } else if arch == "phi3" {
         // phi3 reads a window but llama.cpp runs every layer in full.
-        "phi3" => {}
-        _ => match (key.filter(|&w| w > 0), flags) {
-            (Some(w), Some(f)) if f.len() == n_layer => facts.set_windows(w, |i| f[i]),
-            (Some(w), _) => facts.unknown.push(format!(
+    } else {
+        match (key.filter(|&w| w > 0), flags) {
+            (Some(w), Some(f)) => facts.set_windows(w, flagged(f)),
+            (Some(w), None) if SWA_ARRAYS.contains(&arch) => facts.unknown.push(format!(
+                "{arch}.attention.sliding_window is {w}, but {arch}.attention.sliding_window_pattern does not say \
+                 which layers use it: every layer is counted with the full context"
+            )),
+            (Some(w), None) => facts.unknown.push(format!(
                 "{arch}.attention.sliding_window is {w}, but which layers use it is not known for {arch}: \
                  every layer is counted with the full context"
             )),
             _ => {}
-        },
+        }
     }
     // Sliding-window layers may have heads of their own size (gemma4).
     let (k_swa, v_swa) = (k.u("attention.key_length_swa"), k.u("attention.value_length_swa"));
@@ -247,6 +322,48 @@ fn sliding_windows(k: &Keys, facts: &mut Facts) {
         l.head_k = k_swa.unwrap_or(l.head_k);
         if l.head_v > 0 {
             l.head_v = v_swa.unwrap_or(l.head_v);
+        }
+    }
+}
+
+/// The sparse-attention layers' indexer keys, as llama.cpp caches them beside the layers' own
+/// (of the cache's type, in as many cells): DeepSeek V3.2's one key of
+/// `attention.indexer.key_length` on every layer; GLM-5's and Hunyuan's on the layers
+/// `attention.indexer.types` flags (GLM-5 and 5.1, trained under 1M tokens, on every layer
+/// without it); MiniMax M3's one key per indexer head on the layers after the leading dense ones.
+fn indexers(k: &Keys, facts: &mut Facts) {
+    let Some(key) = k.u("attention.indexer.key_length").filter(|&w| w > 0) else { return };
+    let n_layer = facts.layers.len();
+    let types = match (k.flags("attention.indexer.types"), k.u("attention.indexer.types")) {
+        (Some(f), _) => Some((0..n_layer).map(|i| f.get(i).copied().unwrap_or(false)).collect::<Vec<_>>()),
+        (None, Some(all)) => Some(vec![all != 0; n_layer]),
+        (None, None) => None,
+    };
+    let (width, which) = match k.arch {
+        "deepseek32" => (key, vec![true; n_layer]),
+        "glm-dsa" => match types {
+            Some(t) => (key, t),
+            None if facts.context.is_some_and(|c| c < 1 << 20) => (key, vec![true; n_layer]),
+            None => {
+                facts.unknown.push(
+                    "glm-dsa: which layers keep an indexer is llama.cpp's own table for GLM-5.2, not in the file; \
+                     none is counted"
+                        .into(),
+                );
+                return;
+            }
+        },
+        "hy_v4" => (key, types.unwrap_or_else(|| vec![false; n_layer])),
+        "minimax-m3" => {
+            let lead = k.u("leading_dense_block_count").unwrap_or(0);
+            let heads = k.u("attention.indexer.head_count").unwrap_or(1);
+            (heads.saturating_mul(key), (0..n_layer).map(|i| i as u64 >= lead).collect())
+        }
+        _ => return,
+    };
+    for (l, on) in facts.layers.iter_mut().zip(which) {
+        if on && l.kv_heads > 0 {
+            l.index_k = width;
         }
     }
 }

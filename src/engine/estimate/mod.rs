@@ -208,7 +208,9 @@ pub fn kv_bytes(facts: &Facts, ctx: u64, cache: CacheType) -> Option<u64> {
     for l in facts.layers.iter().filter(|l| l.kv_heads > 0) {
         let k = cache.row_bytes(l.k_width(), l.head_k)?;
         let v = if l.head_v == 0 { 0 } else { cache.row_bytes(l.v_width(), l.head_v)? };
-        total = total.saturating_add(k.saturating_add(v).saturating_mul(cells(ctx, l.window)));
+        let index = if l.index_k == 0 { 0 } else { cache.row_bytes(l.index_k, l.index_k)? };
+        let row = k.saturating_add(v).saturating_add(index);
+        total = total.saturating_add(row.saturating_mul(cells(ctx, l.window)));
     }
     Some(total)
 }
