@@ -10,57 +10,29 @@ Needs llama-cpp-python==0.3.36, built from its sdist (PyPI has no wheel of it):
 Each GGUF model of tests/real/manifest.json (format "gguf", with tensors in expected.json:
 vocab-only files have no cache) is loaded by llama.cpp on the CPU and given a context of one sequence, as
 llama-server and llama-cli run it: micro-batch 512, sliding-window layers caching their window
-only (swa_full off, the C API's default being on), flash attention on (a quantized V cache
+only (swa_full off, the C API's default being on), flash attention on for a quantized cache (its V
 needs it). For each context length and cache type (K and V alike) the output gives the sizes
 llama.cpp logs, "llama_kv_cache: size = X MiB", summed (a model with sliding-window layers has
-two caches), in MiB with the two decimals it prints.
+two caches), in MiB with the two decimals it prints (tests/fixtures/llama_archs/make_expected.py
+asks llama.cpp the same way).
 
-Output: {id: {"llama_cpp_python": version, "kv": [{"context", "type", "mib", "cells"}]}}, where
-cells lists each cache's cell count as logged.
+Output: {id: {"llama_cpp_python": version, "kv": [{"context", "type", "kv_mib", "kv_caches"}]}},
+kv_caches counting the caches logged.
 """
 import argparse
 import ctypes
 import json
 import os
-import re
 import sys
 
 import llama_cpp
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "llama_archs"))
+from make_expected import caches, keep  # noqa: E402  (one way to ask llama.cpp, for both corpora)
+
 # Contexts llama.cpp pads to 256 cells (1000, 5000) besides the viewer's defaults.
 CONTEXTS = [512, 1000, 4096, 5000, 8192, 32768]
 TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
-SIZE = re.compile(r"llama_kv_cache: size = +([0-9.]+) MiB \( *(\d+) cells")
-
-log = []
-
-
-@llama_cpp.llama_log_callback
-def keep(level, text, user_data):
-    log.append(text.decode("utf-8", "replace"))
-
-
-def kv_sizes(model, context, cache_type):
-    """The sizes llama.cpp logs for a context of `context` cells of `cache_type`."""
-    p = llama_cpp.llama_context_default_params()
-    p.n_ctx = context
-    p.n_batch = 512
-    p.n_ubatch = 512
-    p.n_seq_max = 1
-    p.type_k = cache_type
-    p.type_v = cache_type
-    p.swa_full = False
-    p.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-    del log[:]
-    ctx = llama_cpp.llama_init_from_model(model, p)
-    if not ctx:
-        raise RuntimeError("llama.cpp made no context:\n" + "".join(log))
-    text = "".join(log)
-    llama_cpp.llama_free(ctx)
-    found = SIZE.findall(text)
-    if not found:
-        raise RuntimeError("no KV cache size in llama.cpp's log:\n" + text)
-    return round(sum(float(mib) for mib, _ in found), 2), [int(cells) for _, cells in found]
 
 
 def main():
@@ -88,8 +60,10 @@ def main():
         kv = []
         for context in CONTEXTS:
             for name, t in TYPES.items():
-                mib, cells = kv_sizes(model, context, t)
-                kv.append({"context": context, "type": name, "mib": mib, "cells": cells})
+                got = caches(model, context, t)
+                if got is None or got["kv_caches"] == 0:
+                    raise RuntimeError(f"{entry['id']}: llama.cpp made no KV cache of {name} at {context}")
+                kv.append({"context": context, "type": name, "kv_mib": got["kv_mib"], "kv_caches": got["kv_caches"]})
         llama_cpp.llama_model_free(model)
         out[entry["id"]] = {"llama_cpp_python": llama_cpp.__version__, "kv": kv}
     json.dump(out, sys.stdout, indent=1, sort_keys=True)

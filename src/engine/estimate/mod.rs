@@ -5,6 +5,7 @@
 
 mod facts;
 mod gguf_facts;
+mod gguf_layouts;
 mod hf_facts;
 mod positions;
 
