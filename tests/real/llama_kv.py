@@ -28,7 +28,7 @@ import sys
 import llama_cpp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "llama_archs"))
-from make_expected import caches, keep  # noqa: E402  (one way to ask llama.cpp, for both corpora)
+from make_expected import caches, keep, load  # noqa: E402  (one way to ask llama.cpp, for both corpora)
 
 # Contexts llama.cpp pads to 256 cells (1000, 5000) besides the viewer's defaults.
 CONTEXTS = [512, 1000, 4096, 5000, 8192, 32768]
@@ -51,11 +51,8 @@ def main():
         if entry["format"] != "gguf" or not expected[entry["id"]]["tensors"]:
             continue
         path = os.path.join(args.cache, "files", entry["id"], entry["file"])
-        mp = llama_cpp.llama_model_default_params()
-        mp.n_gpu_layers = 0
-        model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
+        model = load(path)
         if not model:
-            print(f"{entry['id']}: llama.cpp could not load it", file=sys.stderr)
             continue
         kv = []
         for context in CONTEXTS:
