@@ -133,6 +133,37 @@ fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts
             let groups = f.u(&["linear_num_key_heads"]).unwrap_or(0);
             (which, Some(ssm_state(f.u(&["linear_conv_kernel_dim"]).unwrap_or(4), inner, groups, d_state)))
         }
+        "nemotron_h" => {
+            // Each layer Mamba-2 ('M'), attention ('*') or a feed-forward ('-', MoE 'E'), by its
+            // pattern string or list of block types, as llama.cpp's converter reads them.
+            let kinds: Option<Vec<char>> = match f.0.get("hybrid_override_pattern").and_then(Json::as_str) {
+                Some(p) => Some(p.chars().collect()),
+                None => f.strings("layers_block_type").map(|t| {
+                    t.iter()
+                        .map(|t| match *t {
+                            "mamba" | "linear_attention" => 'M',
+                            "attention" | "full_attention" => '*',
+                            _ => '-',
+                        })
+                        .collect()
+                }),
+            };
+            let Some(kinds) = kinds.filter(|k| k.len() == n_layer) else {
+                facts.unknown.push("nemotron_h: no layer pattern of as many layers in config.json".into());
+                return;
+            };
+            for (l, kind) in facts.layers.iter_mut().zip(&kinds) {
+                if *kind != '*' {
+                    l.kv_heads = 0;
+                }
+            }
+            let head = f.u(&["mamba_head_dim"]).unwrap_or(0);
+            let inner = f.u(&["mamba_num_heads", "num_heads"]).unwrap_or(0).saturating_mul(head);
+            let groups = f.u(&["n_groups", "mamba_n_groups"]).unwrap_or(1);
+            let conv = f.u(&["conv_kernel", "mamba_d_conv", "mamba_conv_kernel"]).unwrap_or(4);
+            let d_state = f.u(&["ssm_state_size", "state_size", "mamba_d_state"]).unwrap_or(128);
+            (kinds.iter().map(|k| *k == 'M').collect(), Some(ssm_state(conv, inner, groups, d_state)))
+        }
         _ => match &layer_types {
             Some(t) if t.len() == n_layer && t.iter().any(|t| !t.ends_with("attention")) => {
                 let which = t.iter().map(|t| !t.ends_with("attention")).collect();

@@ -281,6 +281,37 @@ fn config_json_gives_the_same_answer_as_the_gguf() {
         "layer_types": types, "max_position_embeddings": 131072}});
     let f = from_config(&config).unwrap();
     assert_eq!(kv_bytes(&f, 131072, CacheType::F16), Some(2 * 1024 * 131072 + 10 * 1024 * 1536));
+    // Nemotron-H: Mamba-2 ('M'), attention ('*') and feed-forward ('-') layers, as its converter
+    // writes them into the GGUF (per-layer KV heads and feed-forward widths, ssm.* keys).
+    let pattern = "M-M*-M-*";
+    let config = json!({"model_type": "nemotron_h", "num_hidden_layers": 8, "hidden_size": 4480,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "mamba_num_heads": 128,
+        "mamba_head_dim": 80, "n_groups": 8, "ssm_state_size": 128, "conv_kernel": 4,
+        "max_position_embeddings": 131072, "hybrid_override_pattern": pattern});
+    let mut hf = Checkpoint::empty(Format::Safetensors);
+    hf.configs.push(crate::config::ConfigFile { path: "config.json".into(), json: config });
+    let per_layer = |at: char, n: u32| u32s(&pattern.chars().map(|c| if c == at { n } else { 0 }).collect::<Vec<_>>());
+    let gguf = gguf(
+        "nemotron_h",
+        &[
+            ("block_count", Value::U32(8)),
+            ("context_length", Value::U32(131072)),
+            ("embedding_length", Value::U32(4480)),
+            ("attention.head_count", Value::U32(40)),
+            ("attention.head_count_kv", per_layer('*', 8)),
+            ("attention.key_length", Value::U32(128)),
+            ("attention.value_length", Value::U32(128)),
+            ("feed_forward_length", per_layer('-', 15680)),
+            ("ssm.conv_kernel", Value::U32(4)),
+            ("ssm.state_size", Value::U32(128)),
+            ("ssm.group_count", Value::U32(8)),
+            ("ssm.inner_size", Value::U32(10240)),
+        ],
+    );
+    let (hf, gguf) = (estimate(&hf), estimate(&gguf));
+    assert_eq!((hf.kv_layers, hf.unknown.len()), (2, 0), "{hf:?}");
+    assert_eq!((&hf.kv_cache, hf.state_bytes), (&gguf.kv_cache, gguf.state_bytes));
+    assert_eq!(gguf.state_bytes, 3 * 4 * (3 * (10240 + 2 * 8 * 128) + 128 * 10240));
     // A window with no pattern is not guessed: said, and counted in full.
     let config = json!({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 256,
         "num_attention_heads": 4, "sliding_window": 4096});
