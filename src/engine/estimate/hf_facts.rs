@@ -117,7 +117,8 @@ fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts
             let state = ssm_state(f.u(&["mamba_d_conv"]).unwrap_or(4), inner, 0, f.u(&["mamba_d_state"]).unwrap_or(16));
             ((0..n_layer as u64).map(|i| i % period != offset).collect(), Some(state))
         }
-        "qwen3_next" => {
+        // Qwen3-Next, and Qwen3.5 (its text config `qwen3_5_text`, `qwen3_5_moe_text`).
+        m if m == "qwen3_next" || m.starts_with("qwen3_5") => {
             let which = match &layer_types {
                 Some(t) if t.len() == n_layer => t.iter().map(|t| *t == "linear_attention").collect(),
                 _ => {

@@ -312,6 +312,16 @@ fn config_json_gives_the_same_answer_as_the_gguf() {
     assert_eq!((hf.kv_layers, hf.unknown.len()), (2, 0), "{hf:?}");
     assert_eq!((&hf.kv_cache, hf.state_bytes), (&gguf.kv_cache, gguf.state_bytes));
     assert_eq!(gguf.state_bytes, 3 * 4 * (3 * (10240 + 2 * 8 * 128) + 128 * 10240));
+    // Qwen3.5: Gated DeltaNet layers and one full-attention layer in four, its text config
+    // nested, as the converter writes it (state: the linear heads' convolution and state).
+    let config = json!({"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text",
+        "num_hidden_layers": 8, "hidden_size": 2560, "num_attention_heads": 16, "num_key_value_heads": 4,
+        "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_value_head_dim": 128, "linear_num_value_heads": 32, "full_attention_interval": 4}});
+    let f = from_config(&config).unwrap();
+    assert_eq!(f.layers.iter().filter(|l| l.kv_heads > 0).count(), 2, "{f:?}");
+    let state = 3 * (32 * 128 + 2 * 16 * 128) + 128 * 32 * 128;
+    assert_eq!(f.layers.iter().map(|l| l.state).collect::<Vec<_>>(), [state, state, state, 0, state, state, state, 0]);
     // A window with no pattern is not guessed: said, and counted in full.
     let config = json!({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 256,
         "num_attention_heads": 4, "sliding_window": 4096});
