@@ -168,9 +168,16 @@ fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts
         _ => match &layer_types {
             Some(t) if t.len() == n_layer && t.iter().any(|t| !t.ends_with("attention")) => {
                 let which = t.iter().map(|t| !t.ends_with("attention")).collect();
-                // LFM2's short convolutions keep `conv_L_cache − 1` columns of the hidden width.
-                let state = f.u(&["conv_L_cache"]).map(|l| n_embd.saturating_mul(l.saturating_sub(1)));
-                (which, state)
+                // LFM2's short convolutions keep `conv_L_cache − 1` columns of the hidden width;
+                // Granite 4.0's Mamba-2 layers `mamba_*` keys (inner width `mamba_expand` × the
+                // hidden width, as the converter reads them).
+                let lfm2 = f.u(&["conv_L_cache"]).map(|l| n_embd.saturating_mul(l.saturating_sub(1)));
+                let mamba2 = f.u(&["mamba_d_state"]).map(|d_state| {
+                    let inner = f.u(&["mamba_expand"]).unwrap_or(2).saturating_mul(n_embd);
+                    let groups = f.u(&["mamba_n_groups"]).unwrap_or(1);
+                    ssm_state(f.u(&["mamba_d_conv"]).unwrap_or(4), inner, groups, d_state)
+                });
+                (which, lfm2.or(mamba2))
             }
             _ => return,
         },

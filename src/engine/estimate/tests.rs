@@ -322,6 +322,18 @@ fn config_json_gives_the_same_answer_as_the_gguf() {
     assert_eq!(f.layers.iter().filter(|l| l.kv_heads > 0).count(), 2, "{f:?}");
     let state = 3 * (32 * 128 + 2 * 16 * 128) + 128 * 32 * 128;
     assert_eq!(f.layers.iter().map(|l| l.state).collect::<Vec<_>>(), [state, state, state, 0, state, state, state, 0]);
+    // Granite 4.0-H: Mamba-2 and attention layers by layer_types, the state from its mamba_* keys.
+    let types = ["mamba", "mamba", "attention", "mamba"];
+    let config = json!({"model_type": "granitemoehybrid", "num_hidden_layers": 4, "hidden_size": 1536,
+        "num_attention_heads": 12, "num_key_value_heads": 4, "layer_types": types, "mamba_d_state": 128,
+        "mamba_d_conv": 4, "mamba_expand": 2, "mamba_n_groups": 1, "mamba_n_heads": 48, "mamba_d_head": 64});
+    let f = from_config(&config).unwrap();
+    let state = 3 * (2 * 1536 + 2 * 128) + 128 * 2 * 1536;
+    assert_eq!(
+        f.layers.iter().map(|l| (l.kv_heads, l.state)).collect::<Vec<_>>(),
+        [(0, state), (0, state), (4, 0), (0, state)]
+    );
+    assert!(f.unknown.is_empty(), "{:?}", f.unknown);
     // A window with no pattern is not guessed: said, and counted in full.
     let config = json!({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 256,
         "num_attention_heads": 4, "sliding_window": 4096});
