@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Viewer, fixture, session, tempDir } from './viewer.mjs';
+import { Viewer, fixture, llamaArch, session, tempDir } from './viewer.mjs';
 
 const s = session();
 
@@ -79,6 +79,42 @@ test('a folder of quant variants opens as a list: memory against the device, com
     await v.waitLoaded('2 files');
     assert.equal(await page.locator('[data-testid=variants]').count(), 0);
     assert.equal(await page.locator('[data-testid=variants-back]').count(), 0);
+    assert.deepEqual(s.browser.errors, []);
+  } finally {
+    tmp.cleanup();
+  }
+});
+
+test("variants that cannot run the context picked, or keep no cache, say so: GPT-2's learned positions, Mamba's state", async () => {
+  const tmp = tempDir();
+  try {
+    const { page } = s.browser;
+    const v = new Viewer(page, s.srv.url);
+    await v.open();
+    const memory = (row) => row.locator('[data-testid=variant-memory]').textContent();
+    const context = async (n) => {
+      await page.locator('[data-testid=variants-context]').fill(String(n));
+      await page.locator('[data-testid=variants-context]').dispatchEvent('change');
+    };
+    // llama.cpp's own GPT-2 test model (256 learned positions), as two quants of a repository.
+    await v.pick(['gpt2-Q8_0.gguf', 'gpt2-F16.gguf'].map((n) => llamaArch('gpt2-dense.gguf', path.join(tmp.dir, n))));
+    await page.locator('[data-testid=variants]').waitFor();
+    const gpt2 = page.locator('[data-testid=variant-row][data-name=Q8_0]');
+    assert.equal(await memory(gpt2), 'runs at most 256 tokens');
+    await page.locator('[data-testid=variants-device]').fill('100');
+    assert.equal(await gpt2.locator('[data-testid=variant-fits]').textContent(), 'context too long');
+    await context(256);
+    assert.match(await memory(gpt2), /^[\d.]+ MB$/);
+    assert.equal(await gpt2.locator('[data-testid=variant-fits]').textContent(), 'fits');
+    // Mamba keeps a state and no cache: the same memory at every context, and known.
+    await v.pick(['mamba-Q8_0.gguf', 'mamba-F16.gguf'].map((n) => llamaArch('mamba-dense.gguf', path.join(tmp.dir, n))));
+    await page.locator('[data-testid=variant-row][data-name=F16]').waitFor();
+    const mamba = page.locator('[data-testid=variant-row][data-name=Q8_0]');
+    await context(4096);
+    const at4096 = await memory(mamba);
+    assert.match(at4096, /^[\d.]+ MB$/);
+    await context(32768);
+    assert.equal(await memory(mamba), at4096);
     assert.deepEqual(s.browser.errors, []);
   } finally {
     tmp.cleanup();

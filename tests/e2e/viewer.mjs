@@ -1,5 +1,6 @@
 // Page object for the viewer, plus fixture builders shared by the specs.
 import fs from 'node:fs';
+import zlib from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { before, after } from 'node:test';
@@ -91,6 +92,18 @@ export function timeWholeHistogram(page) {
         document.querySelector('[data-testid=run-hist]').click();
       }),
   );
+}
+
+/** Write llama.cpp's own test model of `name` (tests/fixtures/llama_archs, e.g.
+ *  `gpt2-dense.gguf`) to `file`: its header as llama.cpp wrote it, then zeros for its data. */
+export function llamaArch(name, file) {
+  const expected = JSON.parse(fs.readFileSync(fixture('llama_archs', 'expected.json'), 'utf8'));
+  const m = expected.models[name];
+  const heads = zlib.gunzipSync(fs.readFileSync(fixture('llama_archs', 'heads.bin.gz')));
+  const [start, len] = m.head;
+  fs.writeFileSync(file, heads.subarray(start, start + len));
+  fs.truncateSync(file, m.size);
+  return file;
 }
 
 export const SIZE = 3 * 1024 ** 3;
