@@ -73,6 +73,7 @@ pub fn from_config(config: &Json) -> Option<Facts> {
     }
     recurrent_layers(&f, &model_type, n_embd, &mut facts);
     sliding_windows(&f, &model_type, &mut facts);
+    indexers(config, &f, &mut facts);
     if let Some(shared) = f.u(&["num_kv_shared_layers"]) {
         for l in facts.layers.iter_mut().skip(n_layer.saturating_sub(to_usize(shared))) {
             l.kv_heads = 0;
@@ -189,6 +190,31 @@ fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts
     for (l, recurrent) in facts.layers.iter_mut().zip(which) {
         if recurrent {
             *l = Layer { state, ..Layer::default() };
+        }
+    }
+}
+
+/// The sparse-attention indexer's keys llama.cpp caches beside each layer's own, as its converter
+/// reads them: DeepSeek V3.2's `index_head_dim` on every layer; GLM-5's on the layers its
+/// `indexer_types` calls "full" (every layer for GLM-5 and 5.1, trained under 1M tokens).
+fn indexers(config: &Json, f: &Fields, facts: &mut Facts) {
+    let Some(key) = f.u(&["index_head_dim"]).filter(|&k| k > 0) else { return };
+    let n_layer = facts.layers.len();
+    let which: Vec<bool> = match config.get("architectures").and_then(|a| a.get(0)).and_then(Json::as_str) {
+        Some("DeepseekV32ForCausalLM") => vec![true; n_layer],
+        Some("GlmMoeDsaForCausalLM") => match f.strings("indexer_types") {
+            Some(t) if t.len() == n_layer => t.iter().map(|t| *t == "full").collect(),
+            _ if facts.context.is_some_and(|c| c < 1 << 20) => vec![true; n_layer],
+            _ => {
+                facts.unknown.push("config.json does not say which layers keep an indexer: none is counted".into());
+                return;
+            }
+        },
+        _ => return,
+    };
+    for (l, on) in facts.layers.iter_mut().zip(which) {
+        if on && l.kv_heads > 0 {
+            l.index_k = key;
         }
     }
 }

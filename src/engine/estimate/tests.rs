@@ -291,7 +291,7 @@ fn config_json_gives_the_same_answer_as_the_gguf() {
     let mut hf = Checkpoint::empty(Format::Safetensors);
     hf.configs.push(crate::config::ConfigFile { path: "config.json".into(), json: config });
     let per_layer = |at: char, n: u32| u32s(&pattern.chars().map(|c| if c == at { n } else { 0 }).collect::<Vec<_>>());
-    let gguf = gguf(
+    let from_gguf = gguf(
         "nemotron_h",
         &[
             ("block_count", Value::U32(8)),
@@ -308,10 +308,10 @@ fn config_json_gives_the_same_answer_as_the_gguf() {
             ("ssm.inner_size", Value::U32(10240)),
         ],
     );
-    let (hf, gguf) = (estimate(&hf), estimate(&gguf));
+    let (hf, from_gguf) = (estimate(&hf), estimate(&from_gguf));
     assert_eq!((hf.kv_layers, hf.unknown.len()), (2, 0), "{hf:?}");
-    assert_eq!((&hf.kv_cache, hf.state_bytes), (&gguf.kv_cache, gguf.state_bytes));
-    assert_eq!(gguf.state_bytes, 3 * 4 * (3 * (10240 + 2 * 8 * 128) + 128 * 10240));
+    assert_eq!((&hf.kv_cache, hf.state_bytes), (&from_gguf.kv_cache, from_gguf.state_bytes));
+    assert_eq!(from_gguf.state_bytes, 3 * 4 * (3 * (10240 + 2 * 8 * 128) + 128 * 10240));
     // Qwen3.5: Gated DeltaNet layers and one full-attention layer in four, its text config
     // nested, as the converter writes it (state: the linear heads' convolution and state).
     let config = json!({"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text",
@@ -334,6 +334,30 @@ fn config_json_gives_the_same_answer_as_the_gguf() {
         [(0, state), (0, state), (4, 0), (0, state)]
     );
     assert!(f.unknown.is_empty(), "{:?}", f.unknown);
+    // DeepSeek V3.2: MLA and its lightning indexer's keys on every layer, as in the GGUF.
+    let config = json!({"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32",
+        "num_hidden_layers": 4, "hidden_size": 7168, "num_attention_heads": 128, "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64, "index_head_dim": 128, "index_n_heads": 64, "max_position_embeddings": 163840});
+    let mut hf = Checkpoint::empty(Format::Safetensors);
+    hf.configs.push(crate::config::ConfigFile { path: "config.json".into(), json: config });
+    let from_gguf = gguf(
+        "deepseek32",
+        &[
+            ("block_count", Value::U32(4)),
+            ("context_length", Value::U32(163840)),
+            ("embedding_length", Value::U32(7168)),
+            ("attention.head_count", Value::U32(128)),
+            ("attention.head_count_kv", Value::U32(1)),
+            ("attention.key_length", Value::U32(576)),
+            ("attention.value_length", Value::U32(512)),
+            ("attention.key_length_mla", Value::U32(192)),
+            ("attention.value_length_mla", Value::U32(128)),
+            ("attention.indexer.key_length", Value::U32(128)),
+        ],
+    );
+    let (hf, from_gguf) = (estimate(&hf), estimate(&from_gguf));
+    assert_eq!(hf.kv_cache, from_gguf.kv_cache);
+    assert_eq!(kv(&hf, 4096, CacheType::F16), 4 * 4096 * (576 + 128) * 2);
     // A window with no pattern is not guessed: said, and counted in full.
     let config = json!({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 256,
         "num_attention_heads": 4, "sliding_window": 4096});
