@@ -107,8 +107,8 @@ pub(super) fn sliding_windows(k: &Keys, facts: &mut Facts) {
 /// The sparse-attention layers' indexer keys, as llama.cpp caches them beside the layers' own
 /// (of the cache's type, in as many cells): DeepSeek V3.2's one key of
 /// `attention.indexer.key_length` on every layer; GLM-5's and Hunyuan's on the layers
-/// `attention.indexer.types` flags (GLM-5 and 5.1, trained under 1M tokens, on every layer
-/// without it); MiniMax M3's one key per indexer head on the layers after the leading dense ones.
+/// `attention.indexer.types` flags (without it, GLM-5 and 5.1, trained under 1M tokens, on every
+/// layer, and GLM-5.2 on llama.cpp's table of its layers); MiniMax M3's one key per indexer head on the layers after the leading dense ones.
 pub(super) fn indexers(k: &Keys, facts: &mut Facts) {
     let Some(key) = k.u("attention.indexer.key_length").filter(|&w| w > 0) else { return };
     let n_layer = facts.layers.len();
@@ -122,14 +122,9 @@ pub(super) fn indexers(k: &Keys, facts: &mut Facts) {
         "glm-dsa" => match types {
             Some(t) => (key, t),
             None if facts.context.is_some_and(|c| c < 1 << 20) => (key, vec![true; n_layer]),
-            None => {
-                facts.unknown.push(
-                    "glm-dsa: which layers keep an indexer is llama.cpp's own table for GLM-5.2, not in the file; \
-                     none is counted"
-                        .into(),
-                );
-                return;
-            }
+            // GLM-5.2's layers, as llama.cpp's own table has them: the first two, then one in
+            // four, over its 78 layers.
+            None => (key, (0..n_layer).map(|i| i < 2 || (i < 78 && (i - 2) % 4 == 0)).collect()),
         },
         "hy_v4" => (key, types.unwrap_or_else(|| vec![false; n_layer])),
         "minimax-m3" => {

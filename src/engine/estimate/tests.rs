@@ -358,6 +358,25 @@ fn config_json_gives_the_same_answer_as_the_gguf() {
     let (hf, from_gguf) = (estimate(&hf), estimate(&from_gguf));
     assert_eq!(hf.kv_cache, from_gguf.kv_cache);
     assert_eq!(kv(&hf, 4096, CacheType::F16), 4 * 4096 * (576 + 128) * 2);
+    // GLM-5.2 without indexer types: llama.cpp's table, the first two layers and one in four.
+    let glm = |context: u32| {
+        let e = estimate(&gguf(
+            "glm-dsa",
+            &[
+                ("block_count", Value::U32(10)),
+                ("context_length", Value::U32(context)),
+                ("attention.head_count", Value::U32(64)),
+                ("attention.head_count_kv", Value::U32(1)),
+                ("attention.key_length", Value::U32(576)),
+                ("attention.value_length", Value::U32(512)),
+                ("attention.key_length_mla", Value::U32(256)),
+                ("attention.value_length_mla", Value::U32(256)),
+                ("attention.indexer.key_length", Value::U32(128)),
+            ],
+        ));
+        (kv(&e, 4096, CacheType::F16) / (4096 * 2) - 10 * 576) / 128
+    };
+    assert_eq!((glm(202752), glm(1 << 20)), (10, 4), "GLM-5 and 5.1 on every layer, 5.2 on 0, 1, 2 and 6");
     // A window with no pattern is not guessed: said, and counted in full.
     let config = json!({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 256,
         "num_attention_heads": 4, "sliding_window": 4096});
