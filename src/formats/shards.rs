@@ -58,11 +58,11 @@ fn ignore_configs_below(
         Finding::new(rules::IGNORED_FILE, format!("{path} is in a folder below the weights' and was ignored"))
     };
     configs.retain(|c| {
-        let below = below(&c.path);
-        if below {
+        let set_aside = below(&c.path);
+        if set_aside {
             findings.push(ignored(&c.path));
         }
-        !below
+        !set_aside
     });
     for (path, why) in unread {
         findings.push(if below(&path) { ignored(&path) } else { why });

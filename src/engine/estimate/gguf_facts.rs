@@ -56,10 +56,11 @@ impl Keys<'_> {
         }
     }
 
-    /// A per-layer flag array (a sliding-window pattern), of booleans or integers (non-zero:
-    /// set), as llama.cpp's `get_arr` reads one; `None` when absent or not such an array.
-    pub(super) fn flags(&self, suffix: &str) -> Option<Vec<bool>> {
-        match self.value(suffix)? {
+    /// A per-layer flag array of `n_layer` layers (a sliding-window pattern), of booleans or
+    /// integers (non-zero: set), as llama.cpp's `get_arr` reads one: the layers past its end are
+    /// not set. `None` when absent or not such an array.
+    pub(super) fn flags(&self, suffix: &str, n_layer: usize) -> Option<Vec<bool>> {
+        let set: Vec<bool> = match self.value(suffix)? {
             Value::Array(a) if a.items.len() as u64 == a.len => a
                 .items
                 .iter()
@@ -68,9 +69,16 @@ impl Keys<'_> {
                     Value::U32(_) | Value::I32(_) => v.as_u64().map(|n| n != 0).or(Some(true)),
                     _ => None,
                 })
-                .collect(),
-            _ => None,
-        }
+                .collect::<Option<_>>()?,
+            _ => return None,
+        };
+        Some((0..n_layer).map(|i| set.get(i).copied().unwrap_or(false)).collect())
+    }
+
+    /// [`Keys::flags`], or one number for every layer (non-zero: set), as llama.cpp's
+    /// `get_key_or_arr` reads a key.
+    pub(super) fn flag_or_flags(&self, suffix: &str, n_layer: usize) -> Option<Vec<bool>> {
+        self.flags(suffix, n_layer).or_else(|| self.u(suffix).map(|n| vec![n != 0; n_layer]))
     }
 }
 
@@ -184,14 +192,10 @@ fn recurrent_layers(k: &Keys, facts: &mut Facts, n_head: u64, per_head: u64) {
         }
         facts.layers.iter().zip(&ff).map(|(l, &ff)| l.kv_heads == 0 && ff == 0).collect()
     } else if let Some(&(_, default)) = INTERVAL_HYBRIDS.iter().find(|(a, _)| *a == arch) {
-        match (k.flags("attention.recurrent_layers"), k.u("attention.recurrent_layers")) {
-            (Some(f), _) => (0..n_layer).map(|i| f.get(i).copied().unwrap_or(false)).collect(),
-            (None, Some(all)) => vec![all != 0; n_layer],
-            (None, None) => {
-                let interval = to_usize(k.u("full_attention_interval").unwrap_or(default)).max(1);
-                (0..n_layer).map(|i| (i + 1) % interval != 0).collect()
-            }
-        }
+        k.flag_or_flags("attention.recurrent_layers", n_layer).unwrap_or_else(|| {
+            let interval = to_usize(k.u("full_attention_interval").unwrap_or(default)).max(1);
+            (0..n_layer).map(|i| (i + 1) % interval != 0).collect()
+        })
     } else {
         return;
     };

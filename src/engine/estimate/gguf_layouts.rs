@@ -48,10 +48,8 @@ const SWA_ARRAYS: [&str; 7] = ["granite_swa", "spark2_5", "maple", "mimo2", "ste
 pub(super) fn sliding_windows(k: &Keys, facts: &mut Facts) {
     let arch = k.arch;
     let key = k.u("attention.sliding_window");
-    let flags = k.flags("attention.sliding_window_pattern");
     let n_layer = facts.layers.len();
-    // Layers past the array are full, as llama.cpp leaves them.
-    let flagged = |f: Vec<bool>| move |i: usize| f.get(i).copied().unwrap_or(false);
+    let flags = k.flags("attention.sliding_window_pattern", n_layer);
     if let Some(&(_, window, period, dense_first)) = SWA_PERIODS.iter().find(|(a, ..)| *a == arch) {
         let window = match window {
             Window::Key => key.filter(|&w| w > 0),
@@ -66,7 +64,7 @@ pub(super) fn sliding_windows(k: &Keys, facts: &mut Facts) {
         };
         if let Some(w) = window.filter(|_| on) {
             match flags {
-                Some(f) => facts.set_windows(w, flagged(f)),
+                Some(f) => facts.set_windows(w, |i| f[i]),
                 None => facts
                     .set_windows(w, swa_period(k.u("attention.sliding_window_pattern").unwrap_or(period), dense_first)),
             }
@@ -80,7 +78,7 @@ pub(super) fn sliding_windows(k: &Keys, facts: &mut Facts) {
         // phi3 reads a window but llama.cpp runs every layer in full.
     } else {
         match (key.filter(|&w| w > 0), flags) {
-            (Some(w), Some(f)) => facts.set_windows(w, flagged(f)),
+            (Some(w), Some(f)) => facts.set_windows(w, |i| f[i]),
             (Some(w), None) => {
                 let why = if SWA_ARRAYS.contains(&arch) {
                     format!("{arch}.attention.sliding_window_pattern does not say which layers use it")
@@ -107,16 +105,13 @@ pub(super) fn sliding_windows(k: &Keys, facts: &mut Facts) {
 /// The sparse-attention layers' indexer keys, as llama.cpp caches them beside the layers' own
 /// (of the cache's type, in as many cells): DeepSeek V3.2's one key of
 /// `attention.indexer.key_length` on every layer; GLM-5's and Hunyuan's on the layers
-/// `attention.indexer.types` flags (without it, GLM-5 and 5.1, trained under 1M tokens, on every
-/// layer, and GLM-5.2 on llama.cpp's table of its layers); MiniMax M3's one key per indexer head on the layers after the leading dense ones.
+/// `attention.indexer.types` flags (without it, GLM-5 and 5.1, trained under 1M tokens, on
+/// every layer, and GLM-5.2 on llama.cpp's table of its layers); MiniMax M3's one key per
+/// indexer head on the layers after the leading dense ones.
 pub(super) fn indexers(k: &Keys, facts: &mut Facts) {
     let Some(key) = k.u("attention.indexer.key_length").filter(|&w| w > 0) else { return };
     let n_layer = facts.layers.len();
-    let types = match (k.flags("attention.indexer.types"), k.u("attention.indexer.types")) {
-        (Some(f), _) => Some((0..n_layer).map(|i| f.get(i).copied().unwrap_or(false)).collect::<Vec<_>>()),
-        (None, Some(all)) => Some(vec![all != 0; n_layer]),
-        (None, None) => None,
-    };
+    let types = k.flag_or_flags("attention.indexer.types", n_layer);
     let (width, which) = match k.arch {
         "deepseek32" => (key, vec![true; n_layer]),
         "glm-dsa" => match types {

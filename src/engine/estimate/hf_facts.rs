@@ -43,11 +43,8 @@ pub fn from_config(config: &Json) -> Option<Facts> {
     let n_layer = f.u(&["num_hidden_layers", "n_layers", "n_layer", "num_layers"])?;
     let n_layer = usize::try_from(n_layer).ok().filter(|&n| n <= 1 << 16)?;
     let model_type = f.str("model_type").unwrap_or("").to_owned();
-    let arch = if model_type.is_empty() {
-        config.get("architectures").and_then(|a| a.get(0)).and_then(Json::as_str).map(str::to_owned)
-    } else {
-        Some(model_type.clone())
-    };
+    let arch =
+        if model_type.is_empty() { first_architecture(config).map(str::to_owned) } else { Some(model_type.clone()) };
     let mut facts = Facts::new(Source::Config, arch);
     facts.context = f.u(&["max_position_embeddings", "n_ctx", "n_positions", "max_sequence_length", "seq_length"]);
     let n_embd = f.u(&["hidden_size", "n_embd", "dim", "d_model"]).unwrap_or(0);
@@ -82,10 +79,15 @@ pub fn from_config(config: &Json) -> Option<Facts> {
     Some(facts)
 }
 
+/// The first of `config.json`'s `architectures`, the one llama.cpp's converter goes by.
+fn first_architecture(config: &Json) -> Option<&str> {
+    config.get("architectures")?.get(0)?.as_str()
+}
+
 /// Whether the model keeps no KV cache: its architecture (the first named, as llama.cpp's
 /// converter reads it) is one the converter makes cacheless, or it is an encoder.
 fn cacheless(config: &Json, model_type: &str) -> bool {
-    let first = config.get("architectures").and_then(|a| a.get(0)).and_then(Json::as_str);
+    let first = first_architecture(config);
     let decoder = config.get("is_decoder") == Some(&Json::Bool(true));
     first.is_some_and(|a| CACHELESS_HF_ARCHITECTURES.contains(&a))
         || (ENCODER_MODEL_TYPES.contains(&model_type) && !decoder)
@@ -200,7 +202,7 @@ fn recurrent_layers(f: &Fields, model_type: &str, n_embd: u64, facts: &mut Facts
 fn indexers(config: &Json, f: &Fields, facts: &mut Facts) {
     let Some(key) = f.u(&["index_head_dim"]).filter(|&k| k > 0) else { return };
     let n_layer = facts.layers.len();
-    let which: Vec<bool> = match config.get("architectures").and_then(|a| a.get(0)).and_then(Json::as_str) {
+    let which: Vec<bool> = match first_architecture(config) {
         Some("DeepseekV32ForCausalLM") => vec![true; n_layer],
         Some("GlmMoeDsaForCausalLM") => match f.strings("indexer_types") {
             Some(t) if t.len() == n_layer => t.iter().map(|t| *t == "full").collect(),

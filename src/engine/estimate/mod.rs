@@ -358,7 +358,7 @@ pub fn estimate_from(inputs: &Inputs, kind: Kind, contexts: &[u64]) -> Estimate 
     let mut runs_at_most = None;
     if let Some(p) = inputs.positions.as_ref().filter(|_| caches) {
         // The most it runs (its trained context where that is fewer), and nothing past it.
-        let most = facts.context.filter(|&c| c > 0).map_or(p.rows, |c| c.min(p.rows));
+        let most = facts.context.filter(|&c| c > 0).map_or(p.positions, |c| c.min(p.positions));
         let beyond: Vec<String> = contexts.iter().filter(|&&c| c > most).map(u64::to_string).collect();
         contexts.retain(|&c| c <= most);
         if contexts.last() != Some(&most) {
@@ -370,7 +370,7 @@ pub fn estimate_from(inputs: &Inputs, kind: Kind, contexts: &[u64]) -> Estimate 
                 "no cache at {} tokens: its positions are learned ({} holds {} positions), and it runs at most {most}",
                 beyond.join(", "),
                 p.tensor,
-                p.rows
+                p.positions
             ));
         }
     }

@@ -9,7 +9,7 @@ use crate::model::{Format, Tensor};
 pub struct LearnedPositions {
     pub tensor: String,
     /// Positions it holds (OPT's table has two rows more).
-    pub rows: u64,
+    pub positions: u64,
 }
 
 /// Wrappers a Hugging Face decoder's names may sit under: its own model (`transformer.`,
@@ -42,6 +42,6 @@ impl LearnedPositions {
                 }
             }
         };
-        positions.filter(|&p| p > 0).map(|rows| LearnedPositions { tensor: t.name.clone(), rows })
+        positions.filter(|&p| p > 0).map(|positions| LearnedPositions { tensor: t.name.clone(), positions })
     }
 }
